@@ -1,0 +1,60 @@
+# topsort-hdl: every target sets up what it needs (system tools, .venv) before it runs.
+
+PYTHON      ?= python3
+VENV        := .venv
+VPY         := $(VENV)/bin/python
+STAMP       := $(VENV)/.installed
+SYSTEM      := $(VENV)/.system-tools
+JOBS        ?= 2
+export AMARANTH_USE_YOSYS := builtin
+
+.PHONY: all setup test test-slow test-all bench lint verilog clean distclean help
+
+all: test
+
+help:
+	@echo "make test       set up, then run the default test suite (what CI runs)"
+	@echo "make test-slow  run only the long simulations (marker 'slow')"
+	@echo "make test-all   run every test, slow ones included"
+	@echo "make bench      measure merge-unit throughput and latency in simulation"
+	@echo "make verilog    write the default configuration's Verilog under build/"
+	@echo "make lint       run ruff"
+	@echo "make setup      only set up (.venv and system tools)"
+	@echo "make clean      remove build outputs; 'make distclean' removes .venv too"
+
+setup: $(STAMP) $(SYSTEM)
+
+# Reinstall only when the package description or the pins change.
+$(STAMP): pyproject.toml requirements/pinned.txt
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -c requirements/pinned.txt -e '.[dev]'
+	touch $@
+
+$(SYSTEM): scripts/ensure-system-tools.sh | $(STAMP)
+	scripts/ensure-system-tools.sh
+	touch $@
+
+test: setup
+	$(VPY) -m pytest -n $(JOBS) -m "not slow"
+
+test-slow: setup
+	$(VPY) -m pytest -n $(JOBS) -m slow
+
+test-all: setup
+	$(VPY) -m pytest -n $(JOBS)
+
+bench: setup
+	$(VENV)/bin/topsort-hdl bench mms
+
+lint: setup
+	$(VPY) -m ruff check topsort_hdl sim tests platforms
+
+verilog: setup
+	$(VENV)/bin/topsort-hdl unit mms --rate 8 --out build/units/mms8.v
+
+clean:
+	rm -rf build sim_build .pytest_cache
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,76 @@
+"""Random and adversarial inputs for models, test benches and benchmarks.
+
+Values are unique serial numbers, so a lost or duplicated record always shows in a multiset
+comparison even when its key has equal twins.
+"""
+
+import itertools
+
+__all__ = ["KEY_PATTERNS", "make_keys", "make_run_pair", "make_runs"]
+
+
+def _uniform(rng, count, max_key):
+    return [rng.randint(0, max_key) for _ in range(count)]
+
+
+def _few(rng, count, max_key):
+    choices = [0, 1, max_key // 2, max_key]
+    return [rng.choice(choices) for _ in range(count)]
+
+
+def _equal(rng, count, max_key):
+    return [rng.choice([0, max_key, rng.randint(0, max_key)])] * count
+
+
+def _extremes(rng, count, max_key):
+    return [rng.choice([0, max_key]) for _ in range(count)]
+
+
+KEY_PATTERNS = {
+    "uniform": _uniform,  # shuffled keys over the whole range
+    "few": _few,  # four distinct keys, 0 and all-ones among them
+    "equal": _equal,  # every key of the run the same
+    "extremes": _extremes,  # only 0 and all-ones
+    "disjoint": _uniform,  # make_run_pair puts every key of b below every key of a
+    "twins": _uniform,  # make_run_pair gives b the keys of a (equal keys across inputs)
+}
+
+
+def make_keys(rng, count, pattern, max_key=2**32 - 1):
+    """Return ``count`` keys drawn by ``pattern``, unsorted."""
+    return KEY_PATTERNS[pattern](rng, count, max_key)
+
+
+_serial = itertools.count()
+
+
+def _bundles(keys, rate):
+    records = [(key, next(_serial) & 0xFFFF_FFFF) for key in sorted(keys)]
+    return [records[i : i + rate] for i in range(0, len(records), rate)]
+
+
+def _length(rng, max_bundles):
+    # Short runs (one bundle) are where run boundaries bite: give them extra weight.
+    return rng.choice([1, 1, 2, rng.randint(1, max_bundles), rng.randint(1, max_bundles)])
+
+
+def make_run_pair(rng, rate, pattern, max_bundles=8, max_key=2**32 - 1):
+    """Return ``(a_run, b_run)``: two sorted runs of whole bundles for a merge unit."""
+    n_a, n_b = _length(rng, max_bundles), _length(rng, max_bundles)
+    a_keys = make_keys(rng, n_a * rate, pattern, max_key)
+    if pattern == "twins":
+        b_keys = (a_keys * (n_b // n_a + 1))[: n_b * rate]
+    else:
+        b_keys = make_keys(rng, n_b * rate, pattern, max_key)
+    if pattern == "disjoint":
+        split = rng.randint(1, max_key)
+        a_keys = [split + key % (max_key - split + 1) for key in a_keys]
+        b_keys = [key % split for key in b_keys]
+    return _bundles(a_keys, rate), _bundles(b_keys, rate)
+
+
+def make_runs(rng, rate, count, patterns=None, max_bundles=8, max_key=2**32 - 1):
+    """Return ``count`` run pairs with patterns drawn from ``patterns`` (default: all)."""
+    patterns = list(patterns or KEY_PATTERNS)
+    return [make_run_pair(rng, rate, rng.choice(patterns), max_bundles, max_key)
+            for _ in range(count)]

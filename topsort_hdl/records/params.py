@@ -1,0 +1,37 @@
+"""Validation of parameters: every error names the parameter, the value and what is allowed."""
+
+__all__ = ["check_int", "check_positive", "check_power_of_two", "check_range"]
+
+
+def check_int(name, value):
+    """Return ``value`` if it is an integer (``bool`` excluded), else raise ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    return value
+
+
+def check_positive(name, value):
+    """Return ``value`` if it is an integer >= 1, else raise."""
+    check_int(name, value)
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value}")
+    return value
+
+
+def check_range(name, value, low, high):
+    """Return ``value`` if it is an integer in ``[low, high]``, else raise."""
+    check_int(name, value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def check_power_of_two(name, value, high=None):
+    """Return ``value`` if it is a power of two (1, 2, 4, ...), at most ``high`` if given."""
+    check_int(name, value)
+    if value < 1 or value & (value - 1):
+        allowed = "a power of two" + (f" between 1 and {high}" if high is not None else "")
+        raise ValueError(f"{name} must be {allowed}, not {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be a power of two between 1 and {high}, not {value}")
+    return value
