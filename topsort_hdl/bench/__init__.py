@@ -1,0 +1,1 @@
+"""Simulation harnesses shared by the benchmarks and the Amaranth-simulator tests."""

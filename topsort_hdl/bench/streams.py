@@ -1,0 +1,110 @@
+"""Drive and collect Amaranth streams in the Amaranth simulator, with gaps and backpressure."""
+
+import random
+
+from amaranth.sim import Simulator
+
+__all__ = ["StreamRun", "run_streams"]
+
+
+class StreamRun:
+    """What a :func:`run_streams` call saw.
+
+    Members
+    -------
+    outputs : dict of name -> list of int
+        Payloads collected on each output stream, in order.
+    cycles : int
+        Clock cycles simulated.
+    first_input_cycle, first_output_cycle : dict of name -> int
+        Cycle of the first transfer on each stream (``None`` if there was none).
+    transfer_cycles : dict of name -> list of int
+        Cycle of every transfer on each output stream.
+    """
+
+    def __init__(self):
+        self.outputs = {}
+        self.cycles = 0
+        self.first_input_cycle = {}
+        self.transfer_cycles = {}
+
+
+def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=100_000,
+                vcd=None):
+    """Simulate ``dut``: feed each input stream its words, collect a count from each output.
+
+    Parameters
+    ----------
+    dut : wiring.Component
+        The design; streams are looked up as attributes by name.
+    inputs : dict of name -> list of int
+        Payload words to send on each input stream, in order.
+    outputs : dict of name -> int
+        Number of transfers to collect from each output stream.
+    gap, stall : float
+        Probability that an input holds ``valid`` low / an output holds ``ready`` low in a
+        given cycle.
+    max_cycles : int
+        The run fails with ``TimeoutError`` if it has not finished by then.
+    """
+    rng = random.Random(seed)
+    result = StreamRun()
+    cycle = [0]
+
+    async def clock_counter(ctx):
+        # Runs in the background; also the watchdog that ends a simulation that hangs.
+        while True:
+            await ctx.tick()
+            cycle[0] += 1
+            if cycle[0] > max_cycles:
+                raise TimeoutError(
+                    f"simulation did not finish in {max_cycles} cycles; collected "
+                    + ", ".join(f"{n}: {len(v)}" for n, v in result.outputs.items()))
+
+    def producer(name, words):
+        port = getattr(dut, name)
+
+        async def process(ctx):
+            for index, word in enumerate(words):
+                while rng.random() < gap:
+                    await ctx.tick()
+                ctx.set(port.valid, 1)
+                ctx.set(port.payload.as_value(), word)
+                await ctx.tick().until(port.ready)
+                if index == 0:
+                    result.first_input_cycle[name] = cycle[0] - 1
+                ctx.set(port.valid, 0)
+        return process
+
+    def consumer(name, count):
+        port = getattr(dut, name)
+        collected = result.outputs[name] = []
+        cycles = result.transfer_cycles[name] = []
+
+        async def process(ctx):
+            while len(collected) < count:
+                ready = rng.random() >= stall
+                ctx.set(port.ready, ready)
+                _, _, valid, payload = await ctx.tick().sample(port.valid,
+                                                               port.payload.as_value())
+                if ready and valid:
+                    collected.append(payload)
+                    cycles.append(cycle[0] - 1)
+            ctx.set(port.ready, 0)
+        return process
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_process(clock_counter)
+    for name, words in inputs.items():
+        simulator.add_testbench(producer(name, words), background=True)
+    for name, count in outputs.items():
+        simulator.add_testbench(consumer(name, count))
+
+    if vcd:
+        with simulator.write_vcd(vcd):
+            simulator.run()
+    else:
+        simulator.run()
+    result.cycles = cycle[0]
+    return result

@@ -1,0 +1,283 @@
+"""The MMS streaming merge unit: E records per cycle, a new input bundle every cycle."""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two
+from .bitonic import BitonicMergeNetwork
+
+__all__ = ["MmsMergeUnit", "tagged_layout"]
+
+MAX_RATE = 32
+
+# Bound classes of a tagged record, compared before the key. Minus infinity is the all-zero
+# tagged record, so clearing a register to zero empties it: no real key is ever reserved.
+MINUS_INFINITY, REAL, PLUS_INFINITY = 0, 1, 2
+# Ages: within one comparison, the bundle taken later ranks above an equal key taken earlier.
+OLDER, NEWER, INCOMING = 0, 1, 2
+
+
+def tagged_layout(record, rate):
+    """Layout of a record inside the unit: the record plus the tags of a strict total order."""
+    return data.StructLayout({
+        "record": record,
+        "index": ceil_log2(rate),  # place in its input bundle
+        "age": 2,  # OLDER / NEWER / INCOMING, relative to the other bundles in a comparison
+        "bound": 2,  # MINUS_INFINITY / REAL / PLUS_INFINITY
+    })
+
+
+def tagged_order(element):
+    """Order key of a tagged record: bound, then key, then age, then index."""
+    return Cat(element.index, element.age, element.record.key, element.bound)
+
+
+class MmsMergeUnit(wiring.Component):
+    """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, DESIGN-BRIEF 2).
+
+    A selector takes, each cycle, the head bundle whose smallest key is smaller (ties
+    alternate sides). The bundle goes into register RA or RB and down a delay line. BML, a
+    bitonic half network, computes the upper ``rate`` records of RA and RB ("held"); BMS
+    merges the delayed bundle with held and its lower half is the output. Nothing flows back
+    from the networks to the selector, so the unit takes a new bundle every cycle.
+
+    Equal keys: inside the unit every record carries tags (bound class, age of its bundle
+    relative to the others it meets, index in its bundle) so that BML and BMS order records
+    by the same strict total order: no record is emitted twice or lost on a tie.
+
+    Run boundaries need no idle cycle: the first step of a run would emit a dummy bundle, so
+    that step emits the previous run's flush bundle instead (its incoming bundle ranks as
+    plus infinity in BMS only). When no next run is waiting, the flush goes out on its own.
+
+    The pipeline never stalls. An output FIFO absorbs backpressure, and the selector only
+    starts a step that produces a bundle when the FIFO has room for it and for everything in
+    flight (credit counting), so the output keeps a plain valid/ready contract.
+
+    Parameters
+    ----------
+    record : RecordLayout
+        Record layout.
+    rate : int
+        Records per bundle ``E``: a power of two, 1 to 32.
+    network_stages : int or None
+        Pipeline registers in each of BML and BMS; default one per network layer.
+    input_depth : int
+        Depth of each input FIFO, at least 3 (a buffered FIFO needs 3 to move one bundle
+        per cycle).
+    output_depth : int or None
+        Depth of the output FIFO; default ``latency + 4``, enough for full rate.
+
+    Members
+    -------
+    a, b : In(stream.Signature(BundleLayout(record, rate)))
+        Input runs: sorted sequences of whole bundles, ``last`` on the final bundle.
+    o : Out(stream.Signature(BundleLayout(record, rate)))
+        Merged runs; one output bundle per input bundle, ``last`` on the final one.
+    """
+
+    def __init__(self, record, rate, *, network_stages=None, input_depth=4, output_depth=None):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_power_of_two("rate", rate, MAX_RATE)
+        check_positive("input_depth", input_depth)
+        if input_depth < 3:
+            raise ValueError(f"input_depth must be at least 3, not {input_depth}")
+        self._record = record
+        self._rate = rate
+        self._tagged = tagged_layout(record, rate)
+        self._bml = BitonicMergeNetwork(self._tagged, rate, keep="upper",
+                                        stages=network_stages, order_key=tagged_order)
+        self._bms = BitonicMergeNetwork(self._tagged, rate, keep="lower",
+                                        stages=network_stages, order_key=tagged_order)
+        self._input_depth = input_depth
+        minimum = self.pipeline_latency + 4
+        if output_depth is None:
+            output_depth = minimum
+        check_positive("output_depth", output_depth)
+        if output_depth < 3:
+            raise ValueError(f"output_depth must be at least 3, not {output_depth}")
+        self._output_depth = output_depth
+        self._bundle = BundleLayout(record, rate)
+        super().__init__({
+            "a": In(stream.Signature(self._bundle)),
+            "b": In(stream.Signature(self._bundle)),
+            "o": Out(stream.Signature(self._bundle)),
+        })
+
+    @property
+    def record(self):
+        return self._record
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def bundle(self):
+        return self._bundle
+
+    @property
+    def pipeline_latency(self):
+        """Cycles from the selection of a bundle to its output bundle entering the FIFO."""
+        return self._bml.latency + self._bms.latency
+
+    @property
+    def output_depth(self):
+        return self._output_depth
+
+    @property
+    def comparators(self):
+        """Record comparators: BML, BMS and the selector's one."""
+        return self._bml.comparators + self._bms.comparators + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._rate
+        tagged = self._tagged
+        bundle_array = data.ArrayLayout(tagged, e)
+
+        # Input FIFOs: registered heads keep the selector's loop inside the unit.
+        heads = {}
+        for side in ("a", "b"):
+            port = getattr(self, side)
+            queue = fifo.SyncFIFOBuffered(width=self._bundle.size, depth=self._input_depth)
+            m.submodules[f"{side}_fifo"] = queue
+            m.d.comb += [
+                queue.w_data.eq(port.payload),
+                queue.w_en.eq(port.valid),
+                port.ready.eq(queue.w_rdy),
+            ]
+            heads[side] = (queue, data.View(self._bundle, queue.r_data))
+        a_fifo, a_head = heads["a"]
+        b_fifo, b_head = heads["b"]
+
+        # Selector state.
+        in_run = Signal()  # a bundle of the current run has been taken
+        a_done = Signal()  # the current run's last bundle from a has been taken
+        b_done = Signal()
+        flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
+        prefer_b = Signal()  # side taken on the next tie of smallest keys
+        a_newer = Signal()  # RA holds the bundle taken more recently than RB's
+        occupancy = Signal(range(self._output_depth + 1))  # bundles in flight or in the FIFO
+
+        a_key = a_head.records[0].key
+        b_key = b_head.records[0].key
+        tie = a_key == b_key
+        pick_a_by_key = (a_key < b_key) | (tie & ~prefer_b)
+        selectable = Mux(a_done, b_fifo.r_rdy,
+                         Mux(b_done, a_fifo.r_rdy, a_fifo.r_rdy & b_fifo.r_rdy))
+        pick_a = Mux(a_done, 0, Mux(b_done, 1, pick_a_by_key))
+        first = ~in_run
+        room = occupancy < self._output_depth
+        # The first step of a run emits nothing unless it carries the previous flush.
+        take = selectable & (room | (first & ~flush_pending))
+        flush_alone = flush_pending & ~selectable & room
+        emits = (take & (~first | flush_pending)) | flush_alone
+        chosen = Signal(self._bundle)
+        m.d.comb += [
+            chosen.eq(Mux(pick_a, a_head, b_head)),
+            a_fifo.r_en.eq(take & pick_a),
+            b_fifo.r_en.eq(take & ~pick_a),
+        ]
+        completes = take & chosen.last & Mux(pick_a, b_done, a_done)
+
+        with m.If(take):
+            m.d.sync += [in_run.eq(~completes), a_newer.eq(pick_a)]
+            with m.If(completes):
+                m.d.sync += [a_done.eq(0), b_done.eq(0), flush_pending.eq(1)]
+            with m.Else():
+                with m.If(pick_a):
+                    m.d.sync += a_done.eq(chosen.last)
+                with m.Else():
+                    m.d.sync += b_done.eq(chosen.last)
+                with m.If(first):
+                    m.d.sync += flush_pending.eq(0)
+            with m.If(~a_done & ~b_done & tie):
+                m.d.sync += prefer_b.eq(~prefer_b)
+        with m.If(flush_alone):
+            m.d.sync += flush_pending.eq(0)
+        m.d.sync += occupancy.eq(occupancy + emits - (self.o.valid & self.o.ready))
+
+        # The incoming bundle, tagged for the registers (as a real record) ...
+        incoming = Signal(bundle_array)
+        for i in range(e):
+            m.d.comb += [
+                incoming[i].record.eq(chosen.records[i]),
+                incoming[i].index.eq(i),
+                incoming[i].bound.eq(REAL),
+            ]
+        # ... and for BMS, where it ranks above everything held (plus infinity) when the step
+        # emits the previous run's flush, or is a flush of its own.
+        x = Signal(bundle_array)
+        for i in range(e):
+            m.d.comb += [
+                x[i].eq(incoming[i]),
+                x[i].age.eq(INCOMING),
+                x[i].bound.eq(Mux(first | flush_alone, PLUS_INFINITY, REAL)),
+            ]
+
+        # RA and RB: the last bundle taken from each side, minus infinity at a run start.
+        ra = Signal(bundle_array)
+        rb = Signal(bundle_array)
+        with m.If(take):
+            with m.If(pick_a):
+                m.d.sync += ra.eq(incoming)
+                with m.If(first):
+                    m.d.sync += rb.eq(0)
+            with m.Else():
+                m.d.sync += rb.eq(incoming)
+                with m.If(first):
+                    m.d.sync += ra.eq(0)
+        with m.If(flush_alone):
+            m.d.sync += [ra.eq(0), rb.eq(0)]
+
+        # BML: held = upper half of (RA u RB), ranked by the age of each register.
+        m.submodules.bml = bml = self._bml
+        for i in range(e):
+            m.d.comb += [
+                bml.a[i].eq(ra[i]),
+                bml.a[i].age.eq(Mux(a_newer, NEWER, OLDER)),
+                bml.b[i].eq(rb[i]),
+                bml.b[i].age.eq(Mux(a_newer, OLDER, NEWER)),
+            ]
+
+        # The incoming bundle and the step's flags wait for BML; the flags then wait for BMS.
+        flags_layout = data.StructLayout({"emits": 1, "last": 1})
+        step = data.StructLayout({"x": bundle_array, "flags": flags_layout})
+        delayed = Signal(step)
+        m.d.comb += [
+            delayed.x.eq(x),
+            delayed.flags.emits.eq(emits),
+            delayed.flags.last.eq(first | flush_alone),
+        ]
+        delayed = _delay(m, delayed, bml.latency, "bml_step")
+        m.submodules.bms = bms = self._bms
+        m.d.comb += [bms.a.eq(delayed.x), bms.b.eq(bml.o)]
+        flags = _delay(m, delayed.flags, bms.latency, "bms_step")
+
+        # Output FIFO: credit counting above guarantees room for every bundle that arrives.
+        m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(
+            width=self._bundle.size, depth=self._output_depth)
+        result = Signal(self._bundle)
+        for i in range(e):
+            m.d.comb += result.records[i].eq(bms.o[i].record)
+        m.d.comb += [
+            result.last.eq(flags.last),
+            o_fifo.w_data.eq(result),
+            o_fifo.w_en.eq(flags.emits),
+            self.o.payload.eq(o_fifo.r_data),
+            self.o.valid.eq(o_fifo.r_rdy),
+            o_fifo.r_en.eq(self.o.ready),
+        ]
+        return m
+
+
+def _delay(m, value, cycles, name):
+    """Return ``value`` delayed by ``cycles`` registers named ``name_0``, ``name_1``, ..."""
+    for index in range(cycles):
+        registered = Signal.like(value, name=f"{name}_{index}")
+        m.d.sync += registered.eq(value)
+        value = registered
+    return value
