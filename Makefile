@@ -45,7 +45,7 @@ test-all: setup
 	$(VPY) -m pytest -n $(JOBS)
 
 bench: setup
-	$(VENV)/bin/topsort-hdl bench mms
+	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden benchmarks/golden/mms.json
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl sim tests platforms

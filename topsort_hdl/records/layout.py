@@ -109,6 +109,10 @@ class BundleLayout(data.StructLayout):
             word |= self._record.pack(key, value) << (i * self._record.size)
         return word
 
+    def pack_run(self, bundles):
+        """Return the words of one run: each bundle packed, ``last`` on the final one."""
+        return [self.pack(bundle, i == len(bundles) - 1) for i, bundle in enumerate(bundles)]
+
     def unpack(self, word):
         """Return ``(records, last)`` from a bundle packed by :meth:`pack`."""
         width = self._record.size

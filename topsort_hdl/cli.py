@@ -1,0 +1,134 @@
+"""The ``topsort-hdl`` command line (also ``python -m topsort_hdl``).
+
+User mistakes end with one line on standard error and exit status 2, never a traceback.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+PROG = "topsort-hdl"
+
+
+class UsageError(Exception):
+    """A mistake of the user's: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _add_record_options(parser):
+    parser.add_argument("--key-bits", type=int, default=32, help="key width (default 32)")
+    parser.add_argument("--value-bits", type=int, default=32, help="value width (default 32)")
+
+
+def _parser():
+    from .units import UNIT_KINDS
+
+    parser = _Parser(prog=PROG, description="TopSort sorting accelerator in Amaranth HDL.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
+
+    commands.add_parser("configs", help="list the named configurations")
+
+    unit = commands.add_parser("unit", help="write one standalone block as Verilog",
+                               description="Write one standalone block as Verilog. Kinds: "
+                               + "; ".join(f"{k}: {d}" for k, (_, d) in UNIT_KINDS.items()))
+    unit.add_argument("kind", metavar="KIND", help=f"one of {', '.join(UNIT_KINDS)}")
+    unit.add_argument("--rate", type=int, default=4,
+                      help="records per bundle E (power of two, default 4)")
+    unit.add_argument("--stages", type=int, default=None,
+                      help="pipeline registers per network (default one per layer)")
+    unit.add_argument("--descending", action="store_true", help="descending order (cas, bitonic)")
+    _add_record_options(unit)
+    unit.add_argument("--name", default=None, help="top-level module name (default: KIND)")
+    unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
+
+    bench = commands.add_parser("bench", help="measure blocks in simulation")
+    bench.add_argument("block", choices=["mms"], help="what to measure")
+    bench.add_argument("--rate", type=int, action="append",
+                       help="records per bundle E; repeat for several (default 1 2 4 8 16)")
+    bench.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    bench.add_argument("--golden", type=Path,
+                       help="compare with these golden results; exit 1 on a regression")
+    return parser
+
+
+def _configs(args):
+    print("no named configurations yet (the kernel configurations arrive with the kernel)")
+
+
+def _unit(args):
+    from .units import build_unit, emit_verilog
+
+    name = args.name or args.kind
+    start = time.perf_counter()
+    try:
+        component = build_unit(args.kind, key_bits=args.key_bits, value_bits=args.value_bits,
+                               rate=args.rate, stages=args.stages, descending=args.descending)
+        text = emit_verilog(component, name)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {args.out}: {error.strerror}") from None
+    print(f"wrote {args.out}: module {name}, {args.kind}, "
+          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+
+
+def _bench(args):
+    from .bench.mms import measure_mms
+    from .records import check_power_of_two
+
+    rates = args.rate or [1, 2, 4, 8, 16]
+    try:
+        for rate in rates:
+            check_power_of_two("rate", rate, 32)
+        golden = json.loads(args.golden.read_text()) if args.golden else None
+    except (ValueError, OSError) as error:
+        raise UsageError(str(error)) from None
+    results = []
+    for rate in rates:
+        m = measure_mms(rate)
+        results.append(m.as_dict())
+        print(f"mms E={rate:<2}  {m.records_per_cycle:6.3f} records/cycle "
+              f"({m.records_per_cycle / rate:.3f} of E) over {m.long_runs} runs of "
+              f"{m.long_run_bundles}+{m.long_run_bundles} bundles, {m.bubbles} bubbles;  "
+              f"1+1-bundle runs {m.short_records_per_cycle:6.3f} ({m.short_bubbles} bubbles);  "
+              f"latency {m.latency} cycles;  {m.comparators} comparators  [{m.seconds:.1f} s]",
+              flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"mms": results}, indent=2) + "\n")
+    if golden is not None:
+        from .bench.golden import compare
+
+        problems = compare(golden.get("mms", []), results)
+        for line in problems:
+            print(line)
+        if any(line.startswith("REGRESSION") for line in problems):
+            return 1
+        print(f"matches the golden results in {args.golden}")
+    return 0
+
+
+def main(argv=None):
+    """Run the command line; return (as the exit status) 0 on success."""
+    try:
+        args = _parser().parse_args(argv)
+        handler = {"configs": _configs, "unit": _unit, "bench": _bench}[args.command]
+        status = handler(args) or 0
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        status = 2
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)
