@@ -2,6 +2,7 @@
 
 import random
 
+from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 __all__ = ["StreamRun", "run_streams"]
@@ -93,7 +94,11 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
             ctx.set(port.ready, 0)
         return process
 
-    simulator = Simulator(dut)
+    # The wrapper's clock domain also serves a purely combinational design.
+    top = Module()
+    top.domains.sync = ClockDomain()
+    top.submodules.dut = dut
+    simulator = Simulator(top)
     simulator.add_clock(1e-8)
     simulator.add_process(clock_counter)
     for name, words in inputs.items():

@@ -1,11 +1,17 @@
 """The MMS streaming merge unit: E records per cycle, a new input bundle every cycle."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2
+from amaranth.utils import ceil_log2, exact_log2
 
-from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two
+from ..records import (
+    BundleLayout,
+    RecordLayout,
+    check_positive,
+    check_power_of_two,
+    check_range,
+)
 from .bitonic import BitonicMergeNetwork
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
@@ -67,7 +73,7 @@ class MmsMergeUnit(wiring.Component):
         Depth of each input FIFO, at least 3 (a buffered FIFO needs 3 to move one bundle
         per cycle).
     output_depth : int or None
-        Depth of the output FIFO; default ``latency + 4``, enough for full rate.
+        Depth of the output FIFO; default pipeline latency + 4, enough for full rate.
 
     Members
     -------
@@ -84,21 +90,25 @@ class MmsMergeUnit(wiring.Component):
         check_positive("input_depth", input_depth)
         if input_depth < 3:
             raise ValueError(f"input_depth must be at least 3, not {input_depth}")
+        layers = exact_log2(2 * rate)
+        if network_stages is None:
+            network_stages = layers
+        check_range("network_stages", network_stages, 0, layers)
+        if output_depth is None:
+            output_depth = 2 * network_stages + 4  # pipeline latency + FIFO round trip
+        check_positive("output_depth", output_depth)
+        if output_depth < 3:
+            raise ValueError(f"output_depth must be at least 3, not {output_depth}")
         self._record = record
         self._rate = rate
+        self._input_depth = input_depth
+        self._output_depth = output_depth
         self._tagged = tagged_layout(record, rate)
+        # Created only once every parameter is known good (an unused one would warn).
         self._bml = BitonicMergeNetwork(self._tagged, rate, keep="upper",
                                         stages=network_stages, order_key=tagged_order)
         self._bms = BitonicMergeNetwork(self._tagged, rate, keep="lower",
                                         stages=network_stages, order_key=tagged_order)
-        self._input_depth = input_depth
-        minimum = self.pipeline_latency + 4
-        if output_depth is None:
-            output_depth = minimum
-        check_positive("output_depth", output_depth)
-        if output_depth < 3:
-            raise ValueError(f"output_depth must be at least 3, not {output_depth}")
-        self._output_depth = output_depth
         self._bundle = BundleLayout(record, rate)
         super().__init__({
             "a": In(stream.Signature(self._bundle)),

