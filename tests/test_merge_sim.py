@@ -87,7 +87,7 @@ def test_bitonic_network_zero_one_principle(rate, descending, stages):
     a_words, b_words = _merge_words(RECORD, pairs)
     dut = BitonicMerger(RECORD, rate, stages=stages, descending=descending)
     result = run_streams(dut, {"a": a_words, "b": b_words}, {"o": len(pairs)})
-    for (a, b), word in zip(pairs, result.outputs["o"]):
+    for (a, b), word in zip(pairs, result.outputs["o"], strict=True):
         merged = _unpack_array(RECORD, word, 2 * rate)
         keys = [key for key, _ in merged]
         assert keys == sorted(keys, reverse=descending), (a, b, merged)
@@ -124,7 +124,7 @@ def _run_mms(dut, runs, seed, gap, stall):
     expected = MmsModel(dut.rate).merge(runs)
     result = run_streams(dut, words, {"o": len(expected)}, seed=seed, gap=gap, stall=stall)
     got = [bundle.unpack(word) for word in result.outputs["o"]]
-    for index, (have, want) in enumerate(zip(got, expected)):
+    for index, (have, want) in enumerate(zip(got, expected, strict=True)):
         assert have == (list(want[0]), want[1]), f"bundle {index}"
     inputs = sorted(r for pair in runs for run in pair for b in run for r in b)
     assert sorted(r for records, _ in got for r in records) == inputs

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from topsort_hdl.models import MmsModel, bitonic_merge, reference_sort
-from topsort_hdl.records import BundleLayout, RecordLayout
-
 from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair
+from topsort_hdl.records import BundleLayout, RecordLayout
 
 
 def test_reference_sort_is_stable_on_lists_and_arrays():

@@ -1,7 +1,7 @@
 """Random and adversarial inputs for models, test benches and benchmarks.
 
-Values are unique serial numbers, so a lost or duplicated record always shows in a multiset
-comparison even when its key has equal twins.
+Values are serial numbers (unique when values are wide enough), so a lost or duplicated record
+shows in a multiset comparison even when its key has equal twins.
 """
 
 import itertools
@@ -44,8 +44,8 @@ def make_keys(rng, count, pattern, max_key=2**32 - 1):
 _serial = itertools.count()
 
 
-def _bundles(keys, rate):
-    records = [(key, next(_serial) & 0xFFFF_FFFF) for key in sorted(keys)]
+def _bundles(keys, rate, max_value):
+    records = [(key, next(_serial) % (max_value + 1)) for key in sorted(keys)]
     return [records[i : i + rate] for i in range(0, len(records), rate)]
 
 
@@ -54,7 +54,7 @@ def _length(rng, max_bundles):
     return rng.choice([1, 1, 2, rng.randint(1, max_bundles), rng.randint(1, max_bundles)])
 
 
-def make_run_pair(rng, rate, pattern, max_bundles=8, max_key=2**32 - 1):
+def make_run_pair(rng, rate, pattern, max_bundles=8, max_key=2**32 - 1, max_value=2**32 - 1):
     """Return ``(a_run, b_run)``: two sorted runs of whole bundles for a merge unit."""
     n_a, n_b = _length(rng, max_bundles), _length(rng, max_bundles)
     a_keys = make_keys(rng, n_a * rate, pattern, max_key)
@@ -66,11 +66,12 @@ def make_run_pair(rng, rate, pattern, max_bundles=8, max_key=2**32 - 1):
         split = rng.randint(1, max_key)
         a_keys = [split + key % (max_key - split + 1) for key in a_keys]
         b_keys = [key % split for key in b_keys]
-    return _bundles(a_keys, rate), _bundles(b_keys, rate)
+    return _bundles(a_keys, rate, max_value), _bundles(b_keys, rate, max_value)
 
 
-def make_runs(rng, rate, count, patterns=None, max_bundles=8, max_key=2**32 - 1):
+def make_runs(rng, rate, count, patterns=None, max_bundles=8, max_key=2**32 - 1,
+              max_value=2**32 - 1):
     """Return ``count`` run pairs with patterns drawn from ``patterns`` (default: all)."""
     patterns = list(patterns or KEY_PATTERNS)
-    return [make_run_pair(rng, rate, rng.choice(patterns), max_bundles, max_key)
+    return [make_run_pair(rng, rate, rng.choice(patterns), max_bundles, max_key, max_value)
             for _ in range(count)]

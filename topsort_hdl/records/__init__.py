@@ -1,7 +1,7 @@
 """Records, bundles and the parameters every block shares."""
 
 from .layout import BundleLayout, RecordLayout, bundle_layout
-from .params import check_power_of_two, check_positive, check_range
+from .params import check_positive, check_power_of_two, check_range
 
 __all__ = [
     "RecordLayout",
