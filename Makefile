@@ -17,7 +17,7 @@ help:
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge-unit throughput and latency in simulation"
-	@echo "make verilog    write the default configuration's Verilog under build/"
+	@echo "make verilog    write the standalone merge units under build/units/"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
 	@echo "make clean      remove build outputs; 'make distclean' removes .venv too"
@@ -50,7 +50,10 @@ bench: setup
 lint: setup
 	$(VPY) -m ruff check topsort_hdl sim tests platforms
 
+# Until the kernel lands (build/u280/), this writes the standalone merge units.
 verilog: setup
+	$(VENV)/bin/topsort-hdl unit cas --out build/units/cas.v
+	$(VENV)/bin/topsort-hdl unit bitonic --rate 8 --out build/units/bitonic8.v
 	$(VENV)/bin/topsort-hdl unit mms --rate 8 --out build/units/mms8.v
 
 clean:

@@ -57,10 +57,12 @@ async def random_bundles_with_gaps_and_backpressure(dut):
     pairs = []
     for _ in range(150):
         choices = rng.choice([[0, 2**32 - 1], [5], None])
-        def draw():
-            keys = [rng.choice(choices) if choices else rng.randrange(1 << 32)
-                    for _ in range(RATE)]
-            return sorted(((k, rng.randrange(1 << 32)) for k in keys), key=lambda r: r[0],
-                          reverse=DESCENDING)
-        pairs.append((draw(), draw()))
+        pairs.append((_draw(rng, choices), _draw(rng, choices)))
     await merge_and_check(dut, pairs, rng, 0.3, 0.3)
+
+
+def _draw(rng, choices):
+    """A sorted bundle with keys from ``choices`` (any key when None) and random values."""
+    keys = [rng.choice(choices) if choices else rng.randrange(1 << 32) for _ in range(RATE)]
+    return sorted(((k, rng.randrange(1 << 32)) for k in keys), key=lambda r: r[0],
+                  reverse=DESCENDING)

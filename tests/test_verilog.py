@@ -23,11 +23,11 @@ def test_mms_verilog(rate, sim):
     run_bench([source], "mms", "sim.cocotb_mms", case, env={"TOPSORT_RATE": rate}, sim=sim)
 
 
-def test_mms_verilog_named_and_narrow():
-    # --name renames the module; narrow keys make equal keys the rule rather than the exception.
+def test_mms_verilog_narrow_records():
+    # Narrow keys make equal keys the rule rather than the exception.
     case = "mms_e4_k8v8"
-    source = write_unit("mms", case, name="merge4", rate=4, key_bits=8, value_bits=8)
-    run_bench([source], "merge4", "sim.cocotb_mms", case,
+    source = write_unit("mms", case, rate=4, key_bits=8, value_bits=8)
+    run_bench([source], "mms", "sim.cocotb_mms", case,
               env={"TOPSORT_RATE": 4, "TOPSORT_KEY_BITS": 8, "TOPSORT_VALUE_BITS": 8})
 
 

@@ -1,0 +1,1 @@
+"""AXI4 read/write engines to HBM channels and the AXI4-Lite control block."""

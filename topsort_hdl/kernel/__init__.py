@@ -1,0 +1,1 @@
+"""The two-phase TopSort kernel that ties trees, switch and AXI engines together."""

@@ -1,0 +1,1 @@
+"""Vitis RTL-kernel packaging: kernel.xml, packaging scripts, connectivity, floorplan."""
