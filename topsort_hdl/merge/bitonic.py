@@ -127,7 +127,10 @@ class BitonicMergeNetwork(wiring.Component):
                                                 (j, elements[i], elements[j])):
                     if not self._live(position):
                         continue
-                    result = Signal(self._layout, name=f"l{index}_{position}")
+                    # Data registers need no reset (valid travels beside them): no reset
+                    # fan-out, and synthesis may pack them freely.
+                    result = Signal(self._layout, name=f"l{index}_{position}",
+                                    reset_less=registered)
                     if registered:
                         with m.If(self.en):
                             m.d.sync += result.eq(Mux(swap, chosen, other))

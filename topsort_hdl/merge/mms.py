@@ -253,19 +253,14 @@ class MmsMergeUnit(wiring.Component):
                 bml.b[i].age.eq(Mux(a_newer, OLDER, NEWER)),
             ]
 
-        # The incoming bundle and the step's flags wait for BML; the flags then wait for BMS.
-        flags_layout = data.StructLayout({"emits": 1, "last": 1})
-        step = data.StructLayout({"x": bundle_array, "flags": flags_layout})
-        delayed = Signal(step)
-        m.d.comb += [
-            delayed.x.eq(x),
-            delayed.flags.emits.eq(emits),
-            delayed.flags.last.eq(first | flush_alone),
-        ]
-        delayed = _delay(m, delayed, bml.latency, "bml_step")
+        # The incoming bundle waits for BML in a delay line without reset (synthesis can map it
+        # to shift-register LUTs); the step's flags, with reset, wait for BML and BMS.
+        flags = Signal(data.StructLayout({"emits": 1, "last": 1}))
+        m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
+        flags = _delay(m, flags, bml.latency + self._bms.latency, "step")
+        delayed_x = _delay(m, x, bml.latency, "x", reset_less=True)
         m.submodules.bms = bms = self._bms
-        m.d.comb += [bms.a.eq(delayed.x), bms.b.eq(bml.o)]
-        flags = _delay(m, delayed.flags, bms.latency, "bms_step")
+        m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
 
         # Output FIFO: credit counting above guarantees room for every bundle that arrives.
         m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(
@@ -284,10 +279,10 @@ class MmsMergeUnit(wiring.Component):
         return m
 
 
-def _delay(m, value, cycles, name):
+def _delay(m, value, cycles, name, reset_less=False):
     """Return ``value`` delayed by ``cycles`` registers named ``name_0``, ``name_1``, ..."""
     for index in range(cycles):
-        registered = Signal.like(value, name=f"{name}_{index}")
+        registered = Signal.like(value, name=f"{name}_{index}", reset_less=reset_less)
         m.d.sync += registered.eq(value)
         value = registered
     return value
