@@ -17,8 +17,8 @@ class StreamRun:
         Payloads collected on each output stream, in order.
     cycles : int
         Clock cycles simulated.
-    first_input_cycle, first_output_cycle : dict of name -> int
-        Cycle of the first transfer on each stream (``None`` if there was none).
+    first_input_cycle : dict of name -> int
+        Cycle of the first transfer on each input stream.
     transfer_cycles : dict of name -> list of int
         Cycle of every transfer on each output stream.
     """
@@ -28,10 +28,11 @@ class StreamRun:
         self.cycles = 0
         self.first_input_cycle = {}
         self.transfer_cycles = {}
+        self.sent = {}
 
 
 def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=100_000,
-                vcd=None):
+                drain_cycles=16, vcd=None):
     """Simulate ``dut``: feed each input stream its words, collect a count from each output.
 
     Parameters
@@ -47,6 +48,9 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
         given cycle.
     max_cycles : int
         The run fails with ``TimeoutError`` if it has not finished by then.
+    drain_cycles : int
+        After the expected outputs, ``ready`` stays high this long; any further transfer, or an
+        input word left untaken, fails the run with ``AssertionError``.
     """
     rng = random.Random(seed)
     result = StreamRun()
@@ -74,6 +78,7 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
                 await ctx.tick().until(port.ready)
                 if index == 0:
                     result.first_input_cycle[name] = cycle[0] - 1
+                result.sent[name] = index + 1
                 ctx.set(port.valid, 0)
         return process
 
@@ -91,6 +96,12 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
                 if ready and valid:
                     collected.append(payload)
                     cycles.append(cycle[0] - 1)
+            ctx.set(port.ready, 1)
+            for _ in range(drain_cycles):
+                _, _, valid = await ctx.tick().sample(port.valid)
+                if valid:
+                    raise AssertionError(f"{name} carried more than the {count} expected "
+                                         "transfers")
             ctx.set(port.ready, 0)
         return process
 
@@ -112,4 +123,7 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
     else:
         simulator.run()
     result.cycles = cycle[0]
+    for name, words in inputs.items():
+        if result.sent.get(name, 0) != len(words):
+            raise AssertionError(f"{name} took {result.sent.get(name, 0)} of {len(words)} words")
     return result
