@@ -31,6 +31,14 @@ class StreamRun:
         self.sent = {}
 
 
+def _port(dut, name):
+    """The stream called ``name`` on ``dut``: an attribute, or an element such as ``"i[3]"``."""
+    if name.endswith("]"):
+        array, index = name[:-1].split("[")
+        return getattr(dut, array)[int(index)]
+    return getattr(dut, name)
+
+
 def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=100_000,
                 drain_cycles=16, vcd=None):
     """Simulate ``dut``: feed each input stream its words, collect a count from each output.
@@ -38,7 +46,7 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
     Parameters
     ----------
     dut : wiring.Component
-        The design; streams are looked up as attributes by name.
+        The design; streams are looked up by name: ``"o"``, or ``"i[3]"`` for an array.
     inputs : dict of name -> list of int
         Payload words to send on each input stream, in order.
     outputs : dict of name -> int
@@ -67,7 +75,7 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
                     + ", ".join(f"{n}: {len(v)}" for n, v in result.outputs.items()))
 
     def producer(name, words):
-        port = getattr(dut, name)
+        port = _port(dut, name)
 
         async def process(ctx):
             for index, word in enumerate(words):
@@ -83,7 +91,7 @@ def run_streams(dut, inputs, outputs, *, seed=0, gap=0.0, stall=0.0, max_cycles=
         return process
 
     def consumer(name, count):
-        port = getattr(dut, name)
+        port = _port(dut, name)
         collected = result.outputs[name] = []
         cycles = result.transfer_cycles[name] = []
 

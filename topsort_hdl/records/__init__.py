@@ -1,6 +1,7 @@
 """Records, bundles and the parameters every block shares."""
 
 from .layout import BundleLayout, RecordLayout, bundle_layout
+from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
 from .params import check_positive, check_power_of_two, check_range
 
 __all__ = [
@@ -10,4 +11,9 @@ __all__ = [
     "check_positive",
     "check_power_of_two",
     "check_range",
+    "tree_record",
+    "pad_key",
+    "is_pad",
+    "pad_run",
+    "strip_pads",
 ]

@@ -10,7 +10,7 @@ from .params import check_positive, check_range
 
 __all__ = ["RecordLayout", "BundleLayout", "bundle_layout"]
 
-MAX_FIELD_BITS = 64
+MAX_FIELD_BITS = 128
 
 
 class RecordLayout(data.StructLayout):
@@ -22,9 +22,9 @@ class RecordLayout(data.StructLayout):
     Parameters
     ----------
     key_bits : int
-        Width of the key, 1 to 64. Default 32.
+        Width of the key, 1 to 128. Default 32.
     value_bits : int
-        Width of the value, 0 to 64. Default 32.
+        Width of the value, 0 to 128. Default 32.
 
     Raises
     ------

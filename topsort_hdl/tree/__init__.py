@@ -1,1 +1,6 @@
 """Merge trees (p, l), couplers, leaf buffers and the phase-2 merge-tree reuse switch."""
+
+from .coupler import Coupler
+from .merge_tree import MergeTree, tree_rates
+
+__all__ = ["Coupler", "MergeTree", "tree_rates"]

@@ -1,0 +1,161 @@
+"""The merge tree (p, l): l leaf streams in, p records per cycle out of the root."""
+
+from amaranth.hdl import Module
+from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..merge import MmsMergeUnit
+from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two, tree_record
+from .coupler import Coupler
+
+__all__ = ["MergeTree", "tree_rates"]
+
+MAX_LEAVES = 256
+
+
+def tree_rates(rate, leaves):
+    """Return the merge-unit rate of each level, root first: ``max(1, rate >> level)``."""
+    levels = leaves.bit_length() - 1
+    return [max(1, rate >> level) for level in range(levels)]
+
+
+def check_tree_shape(rate, leaves):
+    """Validate a tree shape (p, l); raise naming the parameter and what is allowed."""
+    check_power_of_two("leaves", leaves, MAX_LEAVES)
+    if leaves < 2:
+        raise ValueError(f"leaves must be a power of two between 2 and {MAX_LEAVES}, not 1")
+    check_power_of_two("rate", rate)
+    if rate > leaves:
+        raise ValueError(f"rate must be a power of two no larger than leaves ({leaves}), "
+                         f"not {rate}")
+
+
+class MergeTree(wiring.Component):
+    """A binary tree of merge units with ``leaves`` leaves and ``rate`` records/cycle at the root.
+
+    Level k (0 is the root) holds 2^k MMS units of rate ``max(1, rate >> k)``; a
+    :class:`Coupler` sits wherever the rate doubles toward the root. Every leaf has an input
+    buffer (a FIFO of ``leaf_depth`` bundles: small ones map to LUTRAM, burst-sized ones to
+    block RAM). One *group* is one run on each leaf; the root emits the group's merged run with
+    ``last`` on its final bundle, and groups follow each other without a gap.
+
+    Records are tree records (:func:`~topsort_hdl.records.tree_record`): runs that do not fill
+    whole bundles end with pad records, and an empty run is one bundle of pads. Pads sort after
+    every key and leave the root at the end of their run.
+
+    Parameters
+    ----------
+    record : RecordLayout
+        The record layout outside the tree.
+    rate : int
+        Root rate p, a power of two no larger than ``leaves``.
+    leaves : int
+        Number of leaves l, a power of two from 2 to 256.
+    leaf_depth : int
+        Bundles each leaf buffer holds (default 256: two 1 KB bursts of 8-byte records at
+        one record per bundle).
+
+    Members
+    -------
+    i : In(stream.Signature(BundleLayout(tree_record, leaf_rate))).array(leaves)
+        Leaf runs, ``last`` on each run's final bundle.
+    o : Out(stream.Signature(BundleLayout(tree_record, rate)))
+        Merged runs.
+    """
+
+    def __init__(self, record, rate, leaves, *, leaf_depth=256):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_tree_shape(rate, leaves)
+        check_positive("leaf_depth", leaf_depth)
+        self._record = record
+        self._padded = tree_record(record)
+        self._rate = rate
+        self._leaves = leaves
+        self._rates = tree_rates(rate, leaves)
+        self._leaf_depth = leaf_depth
+        super().__init__({
+            "i": In(stream.Signature(BundleLayout(self._padded, self.leaf_rate))).array(leaves),
+            "o": Out(stream.Signature(BundleLayout(self._padded, rate))),
+        })
+
+    @property
+    def record(self):
+        return self._record
+
+    @property
+    def padded(self):
+        """The tree record layout."""
+        return self._padded
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def leaves(self):
+        return self._leaves
+
+    @property
+    def rates(self):
+        """Merge-unit rate per level, root first."""
+        return list(self._rates)
+
+    @property
+    def leaf_rate(self):
+        return self._rates[-1]
+
+    def elaborate(self, platform):
+        m = Module()
+        leaf_bundle = BundleLayout(self._padded, self.leaf_rate)
+        sources = [buffered(m, f"leaf{index}", self.i[index], leaf_bundle, self._leaf_depth)
+                   for index in range(self._leaves)]
+        root = build_unit_tree(m, self._padded, self._rates, sources, "")
+        wiring.connect(m, root, wiring.flipped(self.o))
+        return m
+
+
+def build_unit_tree(m, padded, rates, sources, prefix):
+    """Add a tree of merge units over ``sources`` to ``m``; return the root's output stream.
+
+    ``rates`` lists the unit rates per level, root first; ``sources`` are the leaf-level
+    units' inputs (two per unit). Couplers go wherever the rate doubles toward the root.
+    """
+    levels = len(rates)
+    for level in reversed(range(levels)):
+        outputs = []
+        for index in range(1 << level):
+            unit = MmsMergeUnit(padded, rates[level])
+            m.submodules[f"{prefix}l{level}u{index}"] = unit
+            for side, source in zip((unit.a, unit.b), sources[2 * index:2 * index + 2],
+                                    strict=True):
+                wiring.connect(m, source, side)
+            outputs.append(unit.o)
+        if level:
+            if rates[level - 1] == 2 * rates[level]:
+                coupled = []
+                for index, output in enumerate(outputs):
+                    coupler = Coupler(padded, rates[level])
+                    m.submodules[f"{prefix}c{level}u{index}"] = coupler
+                    wiring.connect(m, output, coupler.i)
+                    coupled.append(coupler.o)
+                outputs = coupled
+        sources = outputs
+    (root,) = sources
+    return root
+
+
+def buffered(m, name, port, layout, depth):
+    """Put a FIFO of ``depth`` on the input stream ``port``; return the stream out of it."""
+    buffer = fifo.SyncFIFOBuffered(width=layout.size, depth=depth)
+    m.submodules[name] = buffer
+    out = stream.Signature(layout).create(path=(name, "o"))
+    m.d.comb += [
+        buffer.w_data.eq(port.payload),
+        buffer.w_en.eq(port.valid),
+        port.ready.eq(buffer.w_rdy),
+        out.payload.eq(buffer.r_data),
+        out.valid.eq(buffer.r_rdy),
+        buffer.r_en.eq(out.ready),
+    ]
+    return out
