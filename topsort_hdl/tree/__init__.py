@@ -2,5 +2,6 @@
 
 from .coupler import Coupler
 from .merge_tree import MergeTree, tree_rates
+from .reuse import PHASE1, PHASE2, ReuseSwitch
 
-__all__ = ["Coupler", "MergeTree", "tree_rates"]
+__all__ = ["Coupler", "MergeTree", "tree_rates", "ReuseSwitch", "PHASE1", "PHASE2"]

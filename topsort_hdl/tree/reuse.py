@@ -1,0 +1,109 @@
+"""The phase-2 merge-tree reuse switch (TopSort section IV-C)."""
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..records import BundleLayout, RecordLayout, check_power_of_two
+from .coupler import Coupler
+from .merge_tree import MergeTree, build_unit_tree, check_tree_shape
+
+__all__ = ["ReuseSwitch", "PHASE1", "PHASE2"]
+
+PHASE1, PHASE2 = 0, 1
+
+
+class ReuseSwitch(wiring.Component):
+    """``trees`` merge trees (p, l) that also form one wide tree for phase 2.
+
+    Phase 1 (``mode`` = 0): each tree merges its own leaves to its own output ``o[t]``.
+    Phase 2 (``mode`` = 1): the trees' roots go through couplers into extra merge units of
+    rates 2p, 4p, ... (log2 ``trees`` levels), and ``wide`` carries one tree of
+    ``trees * l`` leaves and ``trees * p`` records per cycle. The trees exist once and serve
+    both modes; only where their roots go changes.
+
+    Change ``mode`` only between jobs, when every tree is empty (no reset is needed).
+
+    Parameters
+    ----------
+    record : RecordLayout
+        The record layout outside the trees.
+    trees : int
+        Number of reused trees r, a power of two of at least 2.
+    rate, leaves : int
+        Shape (p, l) of each tree.
+    leaf_depth : int
+        Bundles per leaf buffer, as for :class:`MergeTree`.
+
+    Members
+    -------
+    mode : In(1)
+        0: phase 1, 1: phase 2.
+    i : In(stream.Signature(BundleLayout(tree_record, leaf_rate))).array(trees * leaves)
+        Leaves; tree t has leaves ``t*l`` to ``t*l + l - 1``.
+    o : Out(stream.Signature(BundleLayout(tree_record, rate))).array(trees)
+        Phase-1 outputs, one per tree (idle in phase 2).
+    wide : Out(stream.Signature(BundleLayout(tree_record, trees * rate)))
+        Phase-2 output (idle in phase 1).
+    """
+
+    def __init__(self, record, trees, rate, leaves, *, leaf_depth=256):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_power_of_two("trees", trees)
+        if trees < 2:
+            raise ValueError(f"trees must be a power of two of at least 2, not {trees}")
+        check_tree_shape(rate, leaves)
+        self._trees = [MergeTree(record, rate, leaves, leaf_depth=leaf_depth)
+                       for _ in range(trees)]
+        padded = self._trees[0].padded
+        self._padded = padded
+        self._rate = rate
+        self._leaves = leaves
+        leaf = BundleLayout(padded, self._trees[0].leaf_rate)
+        super().__init__({
+            "mode": In(1),
+            "i": In(stream.Signature(leaf)).array(trees * leaves),
+            "o": Out(stream.Signature(BundleLayout(padded, rate))).array(trees),
+            "wide": Out(stream.Signature(BundleLayout(padded, trees * rate))),
+        })
+
+    @property
+    def trees(self):
+        """The merge trees (the same objects serve both modes)."""
+        return list(self._trees)
+
+    @property
+    def padded(self):
+        return self._padded
+
+    @property
+    def extra_rates(self):
+        """Rates of the extra levels, root first (4p, 2p for four trees)."""
+        count = len(self._trees)
+        return [self._rate * count >> level for level in range(count.bit_length() - 1)]
+
+    def elaborate(self, platform):
+        m = Module()
+        phase2 = self.mode == PHASE2
+        feeds = []
+        for index, tree in enumerate(self._trees):
+            m.submodules[f"tree{index}"] = tree
+            for leaf in range(self._leaves):
+                wiring.connect(m, wiring.flipped(self.i[index * self._leaves + leaf]),
+                               tree.i[leaf])
+            # Phase 2 packs the root's p-record bundles for the first extra level (2p).
+            coupler = Coupler(self._padded, self._rate)
+            m.submodules[f"couple{index}"] = coupler
+            output = self.o[index]
+            m.d.comb += [
+                output.payload.eq(tree.o.payload),
+                coupler.i.payload.eq(tree.o.payload),
+                output.valid.eq(tree.o.valid & ~phase2),
+                coupler.i.valid.eq(tree.o.valid & phase2),
+                tree.o.ready.eq(Mux(phase2, coupler.i.ready, output.ready)),
+            ]
+            feeds.append(coupler.o)
+        root = build_unit_tree(m, self._padded, self.extra_rates, feeds, "extra_")
+        wiring.connect(m, root, wiring.flipped(self.wide))
+        return m
