@@ -42,10 +42,16 @@ def _parser():
                                + "; ".join(f"{k}: {d}" for k, (_, d) in UNIT_KINDS.items()))
     unit.add_argument("kind", metavar="KIND", help=f"one of {', '.join(UNIT_KINDS)}")
     unit.add_argument("--rate", type=int, default=4,
-                      help="records per bundle E (power of two, default 4)")
+                      help="records per bundle E, or root rate p of a tree (default 4)")
     unit.add_argument("--stages", type=int, default=None,
                       help="pipeline registers per network (default one per layer)")
     unit.add_argument("--descending", action="store_true", help="descending order (cas, bitonic)")
+    unit.add_argument("--leaves", type=int, default=None,
+                      help="leaves per tree l (tree, reuse; default 16)")
+    unit.add_argument("--trees", type=int, default=None,
+                      help="trees reused in phase 2 r (reuse; default 4)")
+    unit.add_argument("--leaf-depth", type=int, default=None,
+                      help="bundles per leaf buffer (tree, reuse; default 256)")
     _add_record_options(unit)
     unit.add_argument("--name", default=None, help="top-level module name (default: KIND)")
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
@@ -71,7 +77,8 @@ def _unit(args):
     start = time.perf_counter()
     try:
         component = build_unit(args.kind, key_bits=args.key_bits, value_bits=args.value_bits,
-                               rate=args.rate, stages=args.stages, descending=args.descending)
+                               rate=args.rate, stages=args.stages, descending=args.descending,
+                               leaves=args.leaves, trees=args.trees, leaf_depth=args.leaf_depth)
         text = emit_verilog(component, name)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None

@@ -6,6 +6,7 @@ from amaranth.back import verilog
 
 from .merge import BitonicMerger, CompareSwap, MmsMergeUnit
 from .records import RecordLayout
+from .tree import MergeTree, ReuseSwitch
 
 __all__ = ["UNIT_KINDS", "build_unit", "emit_verilog"]
 
@@ -25,20 +26,35 @@ def _mms(record, *, rate, stages=None, **_):
     return MmsMergeUnit(record, rate, network_stages=stages)
 
 
+def _tree(record, *, rate, leaves=16, leaf_depth=256, **_):
+    return MergeTree(record, rate, leaves, leaf_depth=leaf_depth)
+
+
+def _reuse(record, *, rate, leaves=16, trees=4, leaf_depth=256, **_):
+    return ReuseSwitch(record, trees, rate, leaves, leaf_depth=leaf_depth)
+
+
 UNIT_KINDS = {
     "cas": (_cas, "compare-swap cell (combinational): a, b -> first, second"),
     "bitonic": (_bitonic, "bitonic merge of two sorted bundles: streams a, b -> o"),
     "mms": (_mms, "MMS streaming merge unit: run streams a, b -> o"),
+    "tree": (_tree, "merge tree (p, l): leaf streams i[0..l-1] -> root o"),
+    "reuse": (_reuse, "trees plus phase-2 units: leaves i[...], mode -> o[0..r-1] or wide"),
 }
 
 
-def build_unit(kind, *, key_bits=32, value_bits=32, rate=4, stages=None, descending=False):
-    """Return the component for ``kind``; parameters a kind does not use are ignored."""
+def build_unit(kind, *, key_bits=32, value_bits=32, **params):
+    """Return the component for ``kind``.
+
+    ``params`` are those of the kind's factory (``rate``, ``stages``, ``descending``,
+    ``leaves``, ``trees``, ``leaf_depth``); ones a kind does not use are ignored.
+    """
     if kind not in UNIT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(UNIT_KINDS)}, not {kind!r}")
     record = RecordLayout(key_bits, value_bits)
     factory, _ = UNIT_KINDS[kind]
-    return factory(record, rate=rate, stages=stages, descending=descending)
+    params.setdefault("rate", 4)
+    return factory(record, **{k: v for k, v in params.items() if v is not None})
 
 
 def emit_verilog(component, name):

@@ -61,7 +61,7 @@ def _port(dut, name):
     return getattr(dut, name)
 
 
-def run_jobs(dut, jobs, *, seed=0, gap=0.0, stall=0.0, max_cycles=200_000, drain_cycles=16,
+def run_jobs(dut, jobs, *, seed=0, gap=0.0, stall=0.0, max_cycles=None, drain_cycles=16,
              vcd=None):
     """Simulate ``dut`` through ``jobs`` in order, without reset between them.
 
@@ -69,11 +69,16 @@ def run_jobs(dut, jobs, *, seed=0, gap=0.0, stall=0.0, max_cycles=200_000, drain
     ``stall`` are the probabilities that an input holds ``valid`` low / an output holds
     ``ready`` low in a given cycle. After a job's expected outputs, ``ready`` stays high for
     ``drain_cycles``; any further transfer, or an input word left untaken, fails the run with
-    ``AssertionError``. A run still going after ``max_cycles`` raises ``TimeoutError``.
+    ``AssertionError``. A run still going after ``max_cycles`` (default: 50 per word sent or
+    expected, plus 1000) raises ``TimeoutError``, so a design that hangs fails quickly.
 
     Returns a list of :class:`StreamRun`, one per job.
     """
     rng = random.Random(seed)
+    if max_cycles is None:
+        words = sum(len(w) for job in jobs for w in job.inputs.values())
+        words += sum(n for job in jobs for n in job.outputs.values())
+        max_cycles = 1000 + 50 * words
     results = [StreamRun(job) for job in jobs]
     state = {"cycle": 0, "job": -1}  # the job in progress, -1 before the first
 

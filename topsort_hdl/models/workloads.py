@@ -75,3 +75,26 @@ def make_runs(rng, rate, count, patterns=None, max_bundles=8, max_key=2**32 - 1,
     patterns = list(patterns or KEY_PATTERNS)
     return [make_run_pair(rng, rate, rng.choice(patterns), max_bundles, max_key, max_value)
             for _ in range(count)]
+
+
+GROUP_PATTERNS = ("uniform", "few", "equal", "extremes", "figure7")
+
+
+def make_group(rng, leaves, pattern="uniform", max_records=40, lengths=None,
+               max_key=2**32 - 1, max_value=2**32 - 1):
+    """Return one group for a merge tree: ``leaves`` sorted runs of ``(key, value)``.
+
+    Run lengths are random from 0 to ``max_records`` (empty and one-record runs favoured)
+    unless ``lengths`` gives them. ``"figure7"`` gives leaf i the i-th range of keys (the
+    leaves' runs are already ordered relative to each other, the paper's Figure 7).
+    """
+    if lengths is None:
+        lengths = [rng.choice([0, 1, 2, rng.randint(0, max_records),
+                               rng.randint(0, max_records)]) for _ in range(leaves)]
+    if pattern == "figure7":
+        keys = sorted(make_keys(rng, sum(lengths), "uniform", max_key))
+        starts = [sum(lengths[:i]) for i in range(leaves)]
+        key_runs = [keys[start:start + n] for start, n in zip(starts, lengths, strict=True)]
+    else:
+        key_runs = [sorted(make_keys(rng, n, pattern, max_key)) for n in lengths]
+    return [[(key, next(_serial) % (max_value + 1)) for key in run] for run in key_runs]

@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..merge import MmsMergeUnit
 from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two, tree_record
+from ..records.params import check_int
 from .coupler import Coupler
 
 __all__ = ["MergeTree", "tree_rates"]
@@ -21,9 +22,10 @@ def tree_rates(rate, leaves):
 
 def check_tree_shape(rate, leaves):
     """Validate a tree shape (p, l); raise naming the parameter and what is allowed."""
-    check_power_of_two("leaves", leaves, MAX_LEAVES)
-    if leaves < 2:
-        raise ValueError(f"leaves must be a power of two between 2 and {MAX_LEAVES}, not 1")
+    check_int("leaves", leaves)
+    if leaves < 2 or leaves > MAX_LEAVES or leaves & (leaves - 1):
+        raise ValueError(f"leaves must be a power of two between 2 and {MAX_LEAVES}, "
+                         f"not {leaves}")
     check_power_of_two("rate", rate)
     if rate > leaves:
         raise ValueError(f"rate must be a power of two no larger than leaves ({leaves}), "
