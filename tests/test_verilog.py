@@ -5,9 +5,12 @@ cycles/s against 30,000 in Verilator), so the wide units run in Verilator by def
 Icarus only under the ``slow`` marker.
 """
 
+import re
+
 import pytest
 
 from sim.runner import run_bench, write_unit
+from topsort_hdl.units import build_unit, emit_verilog
 
 MMS_CASES = [
     (1, "icarus"), (2, "icarus"), (4, "icarus"), (8, "icarus"),
@@ -46,3 +49,45 @@ def test_cas_verilog(descending):
     source = write_unit("cas", case, descending=descending)
     run_bench([source], "cas", "sim.cocotb_cas", case,
               env={"TOPSORT_DESCENDING": int(descending)})
+
+
+TREE_CASES = [
+    (1, 2, "icarus"), (2, 4, "icarus"), (4, 8, "icarus"),
+    (8, 16, "verilator"),
+]
+
+
+@pytest.mark.parametrize("rate,leaves,sim", TREE_CASES)
+def test_tree_verilog(rate, leaves, sim):
+    case = f"tree_p{rate}_l{leaves}_{sim}"
+    source = write_unit("tree", case, rate=rate, leaves=leaves, leaf_depth=16)
+    run_bench([source], "tree", "sim.cocotb_tree", case, sim=sim,
+              env={"TOPSORT_RATE": rate, "TOPSORT_LEAVES": leaves,
+                   "TOPSORT_GROUPS": 6 if leaves < 16 else 12})
+
+
+REUSE_CASES = [
+    (2, 2, 4, "icarus"),
+    pytest.param(4, 8, 16, "verilator", marks=pytest.mark.slow),  # the paper's phase 2
+]
+
+
+@pytest.mark.parametrize("trees,rate,leaves,sim", REUSE_CASES)
+def test_reuse_verilog(trees, rate, leaves, sim):
+    case = f"reuse_r{trees}_p{rate}_l{leaves}_{sim}"
+    source = write_unit("reuse", case, trees=trees, rate=rate, leaves=leaves, leaf_depth=16)
+    run_bench([source], "reuse", "sim.cocotb_tree", case, sim=sim,
+              env={"TOPSORT_RATE": rate, "TOPSORT_LEAVES": leaves, "TOPSORT_TREES": trees,
+                   "TOPSORT_GROUPS": 4})
+
+
+def test_reuse_switch_instantiates_each_tree_once():
+    # The trees serve both modes: the emitted design holds r * (l - 1) tree units and r - 1
+    # extra units, and no second copy of any tree.
+    text = emit_verilog(build_unit("reuse", trees=4, rate=1, leaves=4), "reuse")
+    modules = re.findall(r"^module \\reuse\.(\S+) \(", text, re.MULTILINE)
+    units = [name for name in modules if re.fullmatch(r"(tree\d+\.|extra_)l\d+u\d+", name)]
+    assert len([u for u in units if u.startswith("tree")]) == 4 * 3
+    assert {u.split(".")[0] for u in units if u.startswith("tree")} == {
+        f"tree{t}" for t in range(4)}
+    assert len([u for u in units if u.startswith("extra_")]) == 3

@@ -29,7 +29,9 @@ def tagged_layout(record, rate):
     """Layout of a record inside the unit: the record plus the tags of a strict total order."""
     return data.StructLayout({
         "record": record,
-        "index": ceil_log2(rate),  # place in its input bundle
+        # Place in its input bundle (one bit even at rate 1: a zero-width field emits a
+        # [-1:0] wire that Verilator rejects).
+        "index": max(1, ceil_log2(rate)),
         "age": 2,  # OLDER / NEWER / INCOMING, relative to the other bundles in a comparison
         "bound": 2,  # MINUS_INFINITY / REAL / PLUS_INFINITY
     })
