@@ -57,9 +57,11 @@ def _parser():
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
 
     bench = commands.add_parser("bench", help="measure blocks in simulation")
-    bench.add_argument("block", choices=["mms"], help="what to measure")
+    bench.add_argument("block", choices=["mms", "tree"],
+                       help="mms: merge unit per E; tree: merge trees and the phase-2 tree")
     bench.add_argument("--rate", type=int, action="append",
-                       help="records per bundle E; repeat for several (default 1 2 4 8 16)")
+                       help="mms only: records per bundle E; repeat for several "
+                            "(default 1 2 4 8 16)")
     bench.add_argument("--json", type=Path, help="also write the results to this JSON file")
     bench.add_argument("--golden", type=Path,
                        help="compare with these golden results; exit 1 on a regression")
@@ -92,6 +94,32 @@ def _unit(args):
 
 
 def _bench(args):
+    try:
+        golden = json.loads(args.golden.read_text()) if args.golden else None
+    except (ValueError, OSError) as error:
+        raise UsageError(f"cannot read golden results {args.golden}: {error}") from None
+    if args.block == "mms":
+        results, keys = _bench_mms(args), ("rate",)
+    else:
+        if args.rate:
+            raise UsageError("--rate applies to 'bench mms' only")
+        results, keys = _bench_tree(), ("shape", "workload")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({args.block: results}, indent=2) + "\n")
+    if golden is not None:
+        from .bench.golden import compare
+
+        problems = compare(golden.get(args.block, []), results, keys)
+        for line in problems:
+            print(line)
+        if any(line.startswith("REGRESSION") for line in problems):
+            return 1
+        print(f"matches the golden results in {args.golden}")
+    return 0
+
+
+def _bench_mms(args):
     from .bench.mms import measure_mms
     from .records import check_power_of_two
 
@@ -99,8 +127,7 @@ def _bench(args):
     try:
         for rate in rates:
             check_power_of_two("rate", rate, 32)
-        golden = json.loads(args.golden.read_text()) if args.golden else None
-    except (ValueError, OSError) as error:
+    except ValueError as error:
         raise UsageError(str(error)) from None
     results = []
     for rate in rates:
@@ -112,19 +139,20 @@ def _bench(args):
               f"1+1-bundle runs {m.short_records_per_cycle:6.3f} ({m.short_bubbles} bubbles);  "
               f"latency {m.latency} cycles;  {m.comparators} comparators  [{m.seconds:.1f} s]",
               flush=True)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"mms": results}, indent=2) + "\n")
-    if golden is not None:
-        from .bench.golden import compare
+    return results
 
-        problems = compare(golden.get("mms", []), results)
-        for line in problems:
-            print(line)
-        if any(line.startswith("REGRESSION") for line in problems):
-            return 1
-        print(f"matches the golden results in {args.golden}")
-    return 0
+
+def _bench_tree():
+    from .bench.tree import BENCH_CASES
+
+    results = []
+    for measure, params, workload in BENCH_CASES:
+        m = measure(*params, workload)
+        results.append(m.as_dict())
+        print(f"{m.shape:<20} {m.workload:<8} {m.records_per_cycle:6.2f} records/cycle of "
+              f"{m.rate:<2} ({m.efficiency:.3f});  {m.records} records;  latency {m.latency} "
+              f"cycles  [{m.seconds:.1f} s]", flush=True)
+    return results
 
 
 def main(argv=None):

@@ -14,17 +14,25 @@ TOLERANCES = {
     "short_bubbles": ("lower", 0),
     "latency": ("lower", 0),
     "comparators": ("lower", 0),
+    "efficiency": ("higher", 0.005),
 }
 
 
-def compare(golden, results, key="rate"):
-    """Return report lines: ``REGRESSION ...`` or ``IMPROVED ...`` per field that moved."""
+def compare(golden, results, keys=("rate",)):
+    """Return report lines: ``REGRESSION ...`` or ``IMPROVED ...`` per field that moved.
+
+    Entries are matched on the fields named in ``keys``.
+    """
     lines = []
-    by_key = {entry[key]: entry for entry in golden}
+
+    def name(entry):
+        return " ".join(f"{k}={entry[k]}" for k in keys)
+
+    by_key = {name(entry): entry for entry in golden}
     for result in results:
-        reference = by_key.get(result[key])
+        reference = by_key.get(name(result))
         if reference is None:
-            lines.append(f"NEW {key}={result[key]}: no golden result to compare with")
+            lines.append(f"NEW {name(result)}: no golden result to compare with")
             continue
         for field, (direction, tolerance) in TOLERANCES.items():
             if field not in reference or field not in result:
@@ -33,8 +41,8 @@ def compare(golden, results, key="rate"):
             worse = now < was - tolerance if direction == "higher" else now > was + tolerance
             better = now > was + tolerance if direction == "higher" else now < was - tolerance
             if worse:
-                lines.append(f"REGRESSION {key}={result[key]} {field}: {was} -> {now}")
+                lines.append(f"REGRESSION {name(result)} {field}: {was} -> {now}")
             elif better:
-                lines.append(f"IMPROVED {key}={result[key]} {field}: {was} -> {now} "
+                lines.append(f"IMPROVED {name(result)} {field}: {was} -> {now} "
                              "(refresh the golden file in its own commit)")
     return lines

@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, RecordLayout, check_power_of_two
 from .coupler import Coupler
-from .merge_tree import MergeTree, build_unit_tree, check_tree_shape
+from .merge_tree import DEFAULT_FIFO_DEPTH, MergeTree, build_unit_tree, check_tree_shape
 
 __all__ = ["ReuseSwitch", "PHASE1", "PHASE2"]
 
@@ -32,8 +32,8 @@ class ReuseSwitch(wiring.Component):
         Number of reused trees r, a power of two of at least 2.
     rate, leaves : int
         Shape (p, l) of each tree.
-    leaf_depth : int
-        Bundles per leaf buffer, as for :class:`MergeTree`.
+    leaf_depth, fifo_depth : int
+        Bundles per leaf buffer and per merge-unit input FIFO, as for :class:`MergeTree`.
 
     Members
     -------
@@ -47,15 +47,17 @@ class ReuseSwitch(wiring.Component):
         Phase-2 output (idle in phase 1).
     """
 
-    def __init__(self, record, trees, rate, leaves, *, leaf_depth=256):
+    def __init__(self, record, trees, rate, leaves, *, leaf_depth=256,
+                 fifo_depth=DEFAULT_FIFO_DEPTH):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_power_of_two("trees", trees)
         if trees < 2:
             raise ValueError(f"trees must be a power of two of at least 2, not {trees}")
         check_tree_shape(rate, leaves)
-        self._trees = [MergeTree(record, rate, leaves, leaf_depth=leaf_depth)
-                       for _ in range(trees)]
+        self._trees = [MergeTree(record, rate, leaves, leaf_depth=leaf_depth,
+                                 fifo_depth=fifo_depth) for _ in range(trees)]
+        self._fifo_depth = fifo_depth
         padded = self._trees[0].padded
         self._padded = padded
         self._rate = rate
@@ -104,6 +106,7 @@ class ReuseSwitch(wiring.Component):
                 tree.o.ready.eq(Mux(phase2, coupler.i.ready, output.ready)),
             ]
             feeds.append(coupler.o)
-        root = build_unit_tree(m, self._padded, self.extra_rates, feeds, "extra_")
+        root = build_unit_tree(m, self._padded, self.extra_rates, feeds, "extra_",
+                               self._fifo_depth)
         wiring.connect(m, root, wiring.flipped(self.wide))
         return m
