@@ -10,7 +10,13 @@ from amaranth.hdl import Signal, UnusedElaboratable
 from amaranth.sim import Simulator
 
 from topsort_hdl.bench.streams import run_streams
-from topsort_hdl.merge import BitonicMergeNetwork, BitonicMerger, CompareSwap, MmsMergeUnit
+from topsort_hdl.merge import (
+    BitonicMergeNetwork,
+    BitonicMerger,
+    CompareSwap,
+    MmsMergeUnit,
+    SelectMergeUnit,
+)
 from topsort_hdl.models import MmsModel, bitonic_merge, compare_swap
 from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair, make_runs
 from topsort_hdl.records import RecordLayout
@@ -139,6 +145,17 @@ def test_mms_matches_model(rate, gap, stall):
     rng = random.Random(f"mms-{rate}-{gap}-{stall}")
     runs = make_runs(rng, rate, 24 if rate < 16 else 12, max_bundles=10)
     _run_mms(MmsMergeUnit(RECORD, rate), runs, rate, gap, stall)
+
+
+@pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.3, 0.4)])
+def test_select_unit_matches_rate_1_model(gap, stall):
+    # The rate-1 unit must emit exactly what the MMS model predicts for E = 1.
+    rng = random.Random(f"select-{gap}")
+    runs = make_runs(rng, 1, 40, max_bundles=12)
+    result = _run_mms(SelectMergeUnit(RECORD), runs, 4, gap, stall)
+    if not gap and not stall:
+        cycles = result.transfer_cycles["o"]
+        assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
 
 
 @pytest.mark.parametrize("pattern", sorted(KEY_PATTERNS))

@@ -13,6 +13,7 @@ from ..records import (
     check_range,
 )
 from .bitonic import BitonicMergeNetwork
+from .selector import RunSelector
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
 
@@ -150,64 +151,27 @@ class MmsMergeUnit(wiring.Component):
         tagged = self._tagged
         bundle_array = data.ArrayLayout(tagged, e)
 
-        # Input FIFOs: registered heads keep the selector's loop inside the unit.
-        heads = {}
-        for side in ("a", "b"):
-            port = getattr(self, side)
-            queue = fifo.SyncFIFOBuffered(width=self._bundle.size, depth=self._input_depth)
-            m.submodules[f"{side}_fifo"] = queue
-            m.d.comb += [
-                queue.w_data.eq(port.payload),
-                queue.w_en.eq(port.valid),
-                port.ready.eq(queue.w_rdy),
-            ]
-            heads[side] = (queue, data.View(self._bundle, queue.r_data))
-        a_fifo, a_head = heads["a"]
-        b_fifo, b_head = heads["b"]
+        # Input FIFOs and the selector: the unit's only loop, register to register.
+        m.submodules.selector = selector = RunSelector(self._bundle, self._input_depth)
+        wiring.connect(m, wiring.flipped(self.a), selector.a)
+        wiring.connect(m, wiring.flipped(self.b), selector.b)
+        chosen, pick_a, first = selector.chosen, selector.pick_a, selector.first
 
-        # Selector state.
-        in_run = Signal()  # a bundle of the current run has been taken
-        a_done = Signal()  # the current run's last bundle from a has been taken
-        b_done = Signal()
         flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
-        prefer_b = Signal()  # side taken on the next tie of smallest keys
         a_newer = Signal()  # RA holds the bundle taken more recently than RB's
         occupancy = Signal(range(self._output_depth + 1))  # bundles in flight or in the FIFO
-
-        a_key = a_head.records[0].key
-        b_key = b_head.records[0].key
-        tie = a_key == b_key
-        pick_a_by_key = (a_key < b_key) | (tie & ~prefer_b)
-        selectable = Mux(a_done, b_fifo.r_rdy,
-                         Mux(b_done, a_fifo.r_rdy, a_fifo.r_rdy & b_fifo.r_rdy))
-        pick_a = Mux(a_done, 0, Mux(b_done, 1, pick_a_by_key))
-        first = ~in_run
         room = occupancy < self._output_depth
         # The first step of a run emits nothing unless it carries the previous flush.
-        take = selectable & (room | (first & ~flush_pending))
-        flush_alone = flush_pending & ~selectable & room
+        take = selector.valid & (room | (first & ~flush_pending))
+        flush_alone = flush_pending & ~selector.valid & room
         emits = (take & (~first | flush_pending)) | flush_alone
-        chosen = Signal(self._bundle)
-        m.d.comb += [
-            chosen.eq(Mux(pick_a, a_head, b_head)),
-            a_fifo.r_en.eq(take & pick_a),
-            b_fifo.r_en.eq(take & ~pick_a),
-        ]
-        completes = take & chosen.last & Mux(pick_a, b_done, a_done)
-
+        m.d.comb += selector.take.eq(take)
         with m.If(take):
-            m.d.sync += [in_run.eq(~completes), a_newer.eq(pick_a)]
-            with m.If(completes):
-                m.d.sync += [a_done.eq(0), b_done.eq(0), flush_pending.eq(1)]
-            with m.Else():
-                with m.If(pick_a):
-                    m.d.sync += a_done.eq(chosen.last)
-                with m.Else():
-                    m.d.sync += b_done.eq(chosen.last)
-                with m.If(first):
-                    m.d.sync += flush_pending.eq(0)
-            with m.If(~a_done & ~b_done & tie):
-                m.d.sync += prefer_b.eq(~prefer_b)
+            m.d.sync += a_newer.eq(pick_a)
+            with m.If(selector.completes):
+                m.d.sync += flush_pending.eq(1)
+            with m.Elif(first):
+                m.d.sync += flush_pending.eq(0)
         with m.If(flush_alone):
             m.d.sync += flush_pending.eq(0)
         m.d.sync += occupancy.eq(occupancy + emits - (self.o.valid & self.o.ready))

@@ -4,7 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..merge import MmsMergeUnit
+from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two, tree_record
 from ..records.params import check_int
 from .coupler import Coupler
@@ -36,8 +36,9 @@ def check_tree_shape(rate, leaves):
 class MergeTree(wiring.Component):
     """A binary tree of merge units with ``leaves`` leaves and ``rate`` records/cycle at the root.
 
-    Level k (0 is the root) holds 2^k MMS units of rate ``max(1, rate >> k)``; a
-    :class:`Coupler` sits wherever the rate doubles toward the root. Every leaf has an input
+    Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS units,
+    and selector-only units at rate 1. A :class:`Coupler` sits wherever the rate doubles
+    toward the root. Every leaf has an input
     buffer (a FIFO of ``leaf_depth`` bundles: small ones map to LUTRAM, burst-sized ones to
     block RAM). One *group* is one run on each leaf; the root emits the group's merged run with
     ``last`` on its final bundle, and groups follow each other without a gap.
@@ -136,7 +137,10 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=4):
     for level in reversed(range(levels)):
         outputs = []
         for index in range(1 << level):
-            unit = MmsMergeUnit(padded, rates[level], input_depth=input_depth)
+            if rates[level] == 1:
+                unit = SelectMergeUnit(padded, input_depth=input_depth)
+            else:
+                unit = MmsMergeUnit(padded, rates[level], input_depth=input_depth)
             m.submodules[f"{prefix}l{level}u{index}"] = unit
             for side, source in zip((unit.a, unit.b), sources[2 * index:2 * index + 2],
                                     strict=True):
