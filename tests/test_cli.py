@@ -18,7 +18,7 @@ def run_cli(*args):
     ([], "the following arguments are required: COMMAND"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["unit", "mms"], "the following arguments are required: --out"),
-    (["unit", "tree2", "--out", "x.v"], "kind must be one of cas, bitonic, mms, not 'tree2'"),
+    (["unit", "tree2", "--out", "x.v"], "kind must be one of cas, bitonic, mms, tree, reuse, not 'tree2'"),
     (["unit", "mms", "--rate", "6", "--out", "x.v"],
      "rate must be a power of two between 1 and 32, not 6"),
     (["unit", "mms", "--rate", "four", "--out", "x.v"], "invalid int value: 'four'"),
@@ -29,6 +29,14 @@ def run_cli(*args):
     (["unit", "cas", "--name", "2bad", "--out", "x.v"],
      "name must be a Verilog identifier, not '2bad'"),
     (["bench", "mms", "--rate", "3"], "rate must be a power of two between 1 and 32, not 3"),
+    (["bench", "tree", "--rate", "2"], "--rate applies to 'bench mms' only"),
+    (["unit", "tree", "--rate", "32", "--leaves", "16", "--out", "x.v"],
+     "rate must be a power of two no larger than leaves (16), not 32"),
+    (["unit", "tree", "--leaves", "6", "--out", "x.v"],
+     "leaves must be a power of two between 2 and 256, not 6"),
+    (["unit", "reuse", "--trees", "3", "--out", "x.v"], "trees must be a power of two, not 3"),
+    (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
+     "leaf_depth must be a positive integer, not 0"),
 ])
 def test_user_mistakes_exit_2_with_one_line(args, message, capsys):
     with pytest.raises(SystemExit) as stop:
@@ -67,3 +75,21 @@ def test_unit_mms_from_the_command_line_merges_at_full_rate():
                  "b__payload", "o__valid", "o__ready", "o__payload"):
         assert port in text
     run_bench([out], "merge4", "sim.cocotb_mms", case, env={"TOPSORT_RATE": 4})
+
+
+def test_unit_tree_and_reuse_ports(tmp_path):
+    out = tmp_path / "tree.v"
+    result = run_cli("unit", "tree", "--rate", "2", "--leaves", "4", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    header = out.read_text().split(");", 1)[0]
+    for port in ("i__0__payload", "i__3__valid", "i__3__ready", "o__payload", "o__ready"):
+        assert port in header
+    out = tmp_path / "reuse.v"
+    result = run_cli("unit", "reuse", "--trees", "2", "--rate", "1", "--leaves", "2",
+                     "--name", "switch", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    header = out.read_text().split(");", 1)[0]
+    assert "module switch(" in header
+    for port in ("mode", "i__3__payload", "o__0__valid", "o__1__payload", "wide__payload",
+                 "wide__ready"):
+        assert port in header

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 __all__ = ["main"]
@@ -73,6 +74,8 @@ def _configs(args):
 
 
 def _unit(args):
+    from amaranth.hdl import UnusedElaboratable
+
     from .units import build_unit, emit_verilog
 
     name = args.name or args.kind
@@ -83,6 +86,8 @@ def _unit(args):
                                leaves=args.leaves, trees=args.trees, leaf_depth=args.leaf_depth)
         text = emit_verilog(component, name)
     except (TypeError, ValueError) as error:
+        # The half-built component of a rejected parameter is garbage, not a design mistake.
+        warnings.filterwarnings("ignore", category=UnusedElaboratable)
         raise UsageError(str(error)) from None
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
