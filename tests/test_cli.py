@@ -1,9 +1,12 @@
 """The command line: outputs, exit status 2 with one line on a user mistake."""
 
+import gc
 import subprocess
 import sys
+import warnings
 
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 from sim.runner import SIM_BUILD, run_bench
 from topsort_hdl.cli import main
@@ -18,7 +21,8 @@ def run_cli(*args):
     ([], "the following arguments are required: COMMAND"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["unit", "mms"], "the following arguments are required: --out"),
-    (["unit", "tree2", "--out", "x.v"], "kind must be one of cas, bitonic, mms, tree, reuse, not 'tree2'"),
+    (["unit", "tree2", "--out", "x.v"],
+     "kind must be one of cas, bitonic, mms, tree, reuse, not 'tree2'"),
     (["unit", "mms", "--rate", "6", "--out", "x.v"],
      "rate must be a power of two between 1 and 32, not 6"),
     (["unit", "mms", "--rate", "four", "--out", "x.v"], "invalid int value: 'four'"),
@@ -39,9 +43,15 @@ def run_cli(*args):
      "leaf_depth must be a positive integer, not 0"),
 ])
 def test_user_mistakes_exit_2_with_one_line(args, message, capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(args)
-    assert stop.value.code == 2
+    with warnings.catch_warnings():
+        # A rejected component is collected here, not as a warning in some later test.
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        with pytest.raises(SystemExit) as stop:
+            main(args)
+        code = stop.value.code
+        del stop
+        gc.collect()
+    assert code == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("topsort-hdl: error: ")
