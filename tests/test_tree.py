@@ -155,3 +155,11 @@ def test_reuse_switch_both_modes_without_reset(trees, rate, leaves):
 ])
 def test_tree_shape_errors(build, error, message):
     assert constructor_error(build) == (error, message)
+
+
+@pytest.mark.parametrize("depth,style", [(16, "distributed"), (256, "block")])
+def test_leaf_buffer_ram_style_follows_depth(depth, style):
+    from topsort_hdl.units import build_unit, emit_verilog
+
+    text = emit_verilog(build_unit("tree", rate=1, leaves=2, leaf_depth=depth), "tree")
+    assert text.count(f'(* ram_style = "{style}" *)') == 2  # one per leaf

@@ -1,13 +1,14 @@
 """The merge tree (p, l): l leaf streams in, p records per cycle out of the root."""
 
 from amaranth.hdl import Module
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two, tree_record
 from ..records.params import check_int
 from .coupler import Coupler
+from .leaf_buffer import LeafBuffer
 
 __all__ = ["MergeTree", "tree_rates"]
 
@@ -57,7 +58,8 @@ class MergeTree(wiring.Component):
         Number of leaves l, a power of two from 2 to 256.
     leaf_depth : int
         Bundles each leaf buffer holds (default 256: two 1 KB bursts of 8-byte records at
-        one record per bundle).
+        one record per bundle). Buffers of 128 bundles or more are marked for block RAM,
+        smaller ones for distributed RAM (:class:`LeafBuffer`).
     fifo_depth : int
         Depth of each merge unit's input FIFOs, at least 3 (default 8). The selector can take
         several bundles in a row from one side while the child feeding it produces at half
@@ -161,8 +163,8 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=4):
 
 
 def buffered(m, name, port, layout, depth):
-    """Put a FIFO of ``depth`` on the input stream ``port``; return the stream out of it."""
-    buffer = fifo.SyncFIFOBuffered(width=layout.size, depth=depth)
+    """Put a leaf buffer of ``depth`` on the input stream ``port``; return the stream out."""
+    buffer = LeafBuffer(width=layout.size, depth=depth)
     m.submodules[name] = buffer
     out = stream.Signature(layout).create(path=(name, "o"))
     m.d.comb += [
