@@ -219,7 +219,7 @@ def constructor_error(build):
     (dict(rate=64), ValueError, "rate must be a power of two between 1 and 32, not 64"),
     (dict(rate=4.0), TypeError, "rate must be an integer, not 4.0"),
     (dict(rate=4, input_depth=2), ValueError, "input_depth must be at least 3, not 2"),
-    (dict(rate=4, output_depth=0), ValueError, "output_depth must be a positive integer, not 0"),
+    (dict(rate=4, output_depth=0), ValueError, "output_depth must be at least 3, not 0"),
     (dict(rate=4, network_stages=4), ValueError, "network_stages must be between 0 and 3, not 4"),
 ])
 def test_mms_parameter_errors(kwargs, error, message):

@@ -8,7 +8,7 @@ from amaranth.utils import ceil_log2, exact_log2
 from ..records import (
     BundleLayout,
     RecordLayout,
-    check_positive,
+    check_at_least,
     check_power_of_two,
     check_range,
 )
@@ -90,18 +90,14 @@ class MmsMergeUnit(wiring.Component):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_power_of_two("rate", rate, MAX_RATE)
-        check_positive("input_depth", input_depth)
-        if input_depth < 3:
-            raise ValueError(f"input_depth must be at least 3, not {input_depth}")
+        check_at_least("input_depth", input_depth, 3)
         layers = exact_log2(2 * rate)
         if network_stages is None:
             network_stages = layers
         check_range("network_stages", network_stages, 0, layers)
         if output_depth is None:
             output_depth = 2 * network_stages + 4  # pipeline latency + FIFO round trip
-        check_positive("output_depth", output_depth)
-        if output_depth < 3:
-            raise ValueError(f"output_depth must be at least 3, not {output_depth}")
+        check_at_least("output_depth", output_depth, 3)
         self._record = record
         self._rate = rate
         self._input_depth = input_depth

@@ -4,7 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..records import BundleLayout, RecordLayout, check_positive
+from ..records import BundleLayout, RecordLayout, check_at_least
 from .selector import RunSelector
 
 __all__ = ["SelectMergeUnit"]
@@ -36,9 +36,7 @@ class SelectMergeUnit(wiring.Component):
     def __init__(self, record, *, input_depth=4):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_positive("input_depth", input_depth)
-        if input_depth < 3:
-            raise ValueError(f"input_depth must be at least 3, not {input_depth}")
+        check_at_least("input_depth", input_depth, 3)
         self._bundle = BundleLayout(record, 1)
         self._input_depth = input_depth
         super().__init__({

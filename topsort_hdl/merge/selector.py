@@ -4,7 +4,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..records import BundleLayout, check_positive
+from ..records import BundleLayout, check_at_least
 
 __all__ = ["RunSelector"]
 
@@ -45,9 +45,7 @@ class RunSelector(wiring.Component):
     def __init__(self, bundle, depth):
         if not isinstance(bundle, BundleLayout):
             raise TypeError(f"bundle must be a BundleLayout, not {bundle!r}")
-        check_positive("input_depth", depth)
-        if depth < 3:
-            raise ValueError(f"input_depth must be at least 3, not {depth}")
+        check_at_least("input_depth", depth, 3)
         self._bundle = bundle
         self._depth = depth
         super().__init__({

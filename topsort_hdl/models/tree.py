@@ -12,7 +12,10 @@ __all__ = ["couple", "tree_rates", "MergeTreeModel", "ReuseTreeModel"]
 
 
 def tree_rates(rate, leaves):
-    """Return the merge-unit rate of each level, root first: ``max(1, rate >> level)``."""
+    """Return the merge-unit rate of each level, root first: ``max(1, rate >> level)``.
+
+    The paper's rule, written here again on purpose: the model does not take the hardware's.
+    """
     levels = leaves.bit_length() - 1
     return [max(1, rate >> level) for level in range(levels)]
 

@@ -2,13 +2,14 @@
 
 from .layout import BundleLayout, RecordLayout, bundle_layout
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
-from .params import check_positive, check_power_of_two, check_range
+from .params import check_at_least, check_positive, check_power_of_two, check_range
 
 __all__ = [
     "RecordLayout",
     "BundleLayout",
     "bundle_layout",
     "check_positive",
+    "check_at_least",
     "check_power_of_two",
     "check_range",
     "tree_record",

@@ -1,6 +1,6 @@
 """Validation of parameters: every error names the parameter, the value and what is allowed."""
 
-__all__ = ["check_int", "check_positive", "check_power_of_two", "check_range"]
+__all__ = ["check_int", "check_positive", "check_at_least", "check_power_of_two", "check_range"]
 
 
 def check_int(name, value):
@@ -15,6 +15,14 @@ def check_positive(name, value):
     check_int(name, value)
     if value < 1:
         raise ValueError(f"{name} must be a positive integer, not {value}")
+    return value
+
+
+def check_at_least(name, value, low):
+    """Return ``value`` if it is an integer >= ``low``, else raise."""
+    check_int(name, value)
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
     return value
 
 

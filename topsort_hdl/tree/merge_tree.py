@@ -5,7 +5,14 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..merge import MmsMergeUnit, SelectMergeUnit
-from ..records import BundleLayout, RecordLayout, check_positive, check_power_of_two, tree_record
+from ..records import (
+    BundleLayout,
+    RecordLayout,
+    check_at_least,
+    check_positive,
+    check_power_of_two,
+    tree_record,
+)
 from ..records.params import check_int
 from .coupler import Coupler
 from .leaf_buffer import LeafBuffer
@@ -78,9 +85,7 @@ class MergeTree(wiring.Component):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_tree_shape(rate, leaves)
         check_positive("leaf_depth", leaf_depth)
-        check_positive("fifo_depth", fifo_depth)
-        if fifo_depth < 3:
-            raise ValueError(f"fifo_depth must be at least 3, not {fifo_depth}")
+        check_at_least("fifo_depth", fifo_depth, 3)
         self._fifo_depth = fifo_depth
         self._record = record
         self._padded = tree_record(record)
@@ -148,15 +153,14 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=4):
                                     strict=True):
                 wiring.connect(m, source, side)
             outputs.append(unit.o)
-        if level:
-            if rates[level - 1] == 2 * rates[level]:
-                coupled = []
-                for index, output in enumerate(outputs):
-                    coupler = Coupler(padded, rates[level])
-                    m.submodules[f"{prefix}c{level}u{index}"] = coupler
-                    wiring.connect(m, output, coupler.i)
-                    coupled.append(coupler.o)
-                outputs = coupled
+        if level and rates[level - 1] == 2 * rates[level]:
+            coupled = []
+            for index, output in enumerate(outputs):
+                coupler = Coupler(padded, rates[level])
+                m.submodules[f"{prefix}c{level}u{index}"] = coupler
+                wiring.connect(m, output, coupler.i)
+                coupled.append(coupler.o)
+            outputs = coupled
         sources = outputs
     (root,) = sources
     return root
