@@ -83,3 +83,28 @@ async def reuse_switch_modes_without_reset(dut):
             else:
                 expected["wide"] += layouts["wide"].pack_run(model.phase2(runs))
         await run_and_check(dut, inputs, expected, rng, 0.2, 0.3, layouts)
+
+
+@cocotb.test(skip=TREES == 0)
+async def phase2_throughput(dut):
+    """Phase 2 with every leaf streaming 64-record random runs: logs root records per cycle
+    (a measurement, checked for exactness, not for speed)."""
+    await reset(dut)
+    dut.mode.value = 1
+    rng = random.Random(SEED + 5)
+    model = ReuseTreeModel(RECORD, TREES, RATE, LEAVES)
+    wide = BundleLayout(model.padded, TREES * RATE)
+    inputs, expected = {}, {"wide": []}
+    groups = 3
+    for _ in range(groups):
+        runs = make_group(rng, TREES * LEAVES, "uniform", lengths=[64] * (TREES * LEAVES))
+        for t, tree in enumerate(model.trees):
+            leaf_words(tree, runs[t * LEAVES:(t + 1) * LEAVES], t * LEAVES, inputs)
+        expected["wide"] += wide.pack_run(model.phase2(runs))
+    result = await run_and_check(dut, inputs, expected, rng, 0.0, 0.0, {"wide": wide})
+    cycles = result.cycles["wide"]
+    span = cycles[-1] - cycles[0] + 1
+    records = groups * 64 * TREES * LEAVES
+    dut._log.info("phase 2, %d x (%d, %d): %d records in %d cycles = %.2f records/cycle of %d "
+                  "(%.3f)", TREES, RATE, LEAVES, records, span, records / span, TREES * RATE,
+                  records / span / (TREES * RATE))
