@@ -56,6 +56,7 @@ verilog: setup
 	$(VENV)/bin/topsort-hdl unit cas --out build/units/cas.v
 	$(VENV)/bin/topsort-hdl unit bitonic --rate 8 --out build/units/bitonic8.v
 	$(VENV)/bin/topsort-hdl unit mms --rate 8 --out build/units/mms8.v
+	$(VENV)/bin/topsort-hdl unit tree --rate 8 --leaves 16 --out build/units/tree_p8_l16.v
 
 clean:
 	rm -rf build sim_build .pytest_cache
