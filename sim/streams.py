@@ -28,19 +28,21 @@ class StreamResult:
         self.outputs = {name: [] for name in outputs}
         self.cycles = {name: [] for name in outputs}
         self.first_input_cycle = None
-        self.total_cycles = 0
 
 
 async def run_streams(dut, inputs, outputs, *, rng=None, gap=0.0, stall=0.0,
-                      max_cycles=200_000, drain_cycles=16):
+                      max_cycles=None, drain_cycles=16):
     """Send ``inputs`` (name -> words) and collect ``outputs`` (name -> count) transfers.
 
     ``gap`` is the chance that an idle input does not offer its next word in a cycle;
     ``stall`` the chance that an output holds ``ready`` low in a cycle. Raises
-    ``TimeoutError`` after ``max_cycles``. Once every expected output has arrived, watches
-    ``drain_cycles`` more cycles with ``ready`` high and fails if anything else comes out.
+    ``TimeoutError`` after ``max_cycles`` (default: 50 per word sent or expected, plus 1000).
+    Once every expected output has arrived, watches ``drain_cycles`` more cycles with
+    ``ready`` high and fails if anything else comes out.
     """
     rng = rng or random.Random(0)
+    if max_cycles is None:  # generous, but a design that hangs fails in seconds, not hours
+        max_cycles = 1000 + 50 * (sum(map(len, inputs.values())) + sum(outputs.values()))
     pending = {name: list(reversed(words)) for name, words in inputs.items()}
     offered = {name: False for name in inputs}  # valid held up, waiting for ready
     result = StreamResult(outputs)
@@ -80,7 +82,6 @@ async def run_streams(dut, inputs, outputs, *, rng=None, gap=0.0, stall=0.0,
                                  + ", ".join(f"{n}: {len(result.outputs[n])}" for n in outputs))
         if finished_at is None and not any(extra.values()):
             finished_at = cycle
-            result.total_cycles = cycle + 1
         if finished_at is not None and cycle - finished_at >= drain_cycles:
             # Nothing more came out while ready stayed high: leave the ports idle.
             await RisingEdge(dut.clk)

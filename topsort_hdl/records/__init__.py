@@ -1,13 +1,12 @@
 """Records, bundles and the parameters every block shares."""
 
-from .layout import BundleLayout, RecordLayout, bundle_layout
+from .layout import BundleLayout, RecordLayout
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
 from .params import check_at_least, check_positive, check_power_of_two, check_range
 
 __all__ = [
     "RecordLayout",
     "BundleLayout",
-    "bundle_layout",
     "check_positive",
     "check_at_least",
     "check_power_of_two",

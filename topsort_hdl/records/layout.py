@@ -8,7 +8,7 @@ from amaranth.lib import data
 
 from .params import check_positive, check_range
 
-__all__ = ["RecordLayout", "BundleLayout", "bundle_layout"]
+__all__ = ["RecordLayout", "BundleLayout"]
 
 MAX_FIELD_BITS = 128
 
@@ -123,7 +123,3 @@ class BundleLayout(data.StructLayout):
     def __repr__(self):
         return f"BundleLayout({self._record!r}, count={self._count})"
 
-
-def bundle_layout(record, count):
-    """Return the :class:`BundleLayout` of ``count`` records of ``record``."""
-    return BundleLayout(record, count)
