@@ -1,0 +1,225 @@
+"""The read engine: one AXI4 master keeping many leaf buffers fed."""
+
+from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from ..records import check_at_least, check_positive, check_range
+from .beats import BeatLayout
+from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, AxiParams, Axi4Signature
+
+__all__ = ["AxiReadEngine", "region_layout"]
+
+
+def region_layout(params, length_bits, targets):
+    """A read or write command: ``bytes`` bytes from byte address ``addr`` for ``target``."""
+    return data.StructLayout({
+        "target": max(1, ceil_log2(targets)),
+        "addr": params.addr_width,
+        "bytes": length_bits,
+    })
+
+
+def check_engine_params(params, burst_bytes, max_outstanding, length_bits):
+    """Checks the read and write engines share; returns burst length in beats."""
+    if not isinstance(params, AxiParams):
+        raise TypeError(f"params must be an AxiParams, not {params!r}")
+    params.check_burst_bytes("burst_bytes", burst_bytes)
+    check_range("max_outstanding", max_outstanding, 1, 256)
+    check_range("length_bits", length_bits, exact_log2(params.beat_bytes) + 1, params.addr_width)
+    return burst_bytes // params.beat_bytes
+
+
+def lowest_set(m, vector, width):
+    """Index of the lowest set bit of ``vector`` (0 when none is set)."""
+    index = Signal(range(max(2, width)))
+    for i in reversed(range(width)):
+        with m.If(vector[i]):
+            m.d.comb += index.eq(i)
+    return index
+
+
+class AxiReadEngine(wiring.Component):
+    """Read one contiguous byte region per leaf, in INCR bursts, into per-leaf beat buffers.
+
+    A command names a leaf, a byte address and a length; both may be anything (regions need
+    not start or end on a beat). The engine issues bursts of at most ``burst_bytes``, aligned to
+    ``burst_bytes`` (so none crosses a 4 KB page; a region's first and last bursts are shorter),
+    round robin over the leaves that have room for the burst in their buffer. Room is reserved
+    when the burst is issued, so ``rready`` never drops. ARID is the leaf index: a memory may
+    return different leaves' bursts out of order or interleaved. Leaves' regions may lie in any
+    channels of the address map (phase 2 reads four channel pairs through one port).
+
+    Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
+    ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
+    a new command once every beat of its previous region has arrived; a zero-length region
+    produces no beat.
+
+    ``error`` (sticky until reset) flags an error response, a command whose region wraps the
+    address space or names a leaf that does not exist (such commands are dropped), or a beat
+    nobody asked for.
+
+    Parameters
+    ----------
+    params : AxiParams
+    leaves : int
+        Leaf buffers served; ARID width must hold a leaf index.
+    burst_bytes : int
+        Largest burst, a power of two from one beat to 4 KB.
+    max_outstanding : int
+        Bursts in flight at most.
+    buffer_beats : int
+        Depth of each leaf buffer in beats, at least one burst (default: two bursts).
+    length_bits : int
+        Width of a command's byte count.
+    """
+
+    def __init__(self, params, leaves, *, burst_bytes=1024, max_outstanding=4,
+                 buffer_beats=None, length_bits=36):
+        self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
+        check_positive("leaves", leaves)
+        if (leaves - 1).bit_length() > params.id_width:
+            raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
+                             f"name {leaves} leaves, not {params.id_width}")
+        if buffer_beats is None:
+            buffer_beats = 2 * self.burst_beats
+        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+        self.params = params
+        self.leaves = leaves
+        self.burst_bytes = burst_bytes
+        self.max_outstanding = max_outstanding
+        self.buffer_beats = buffer_beats
+        self.length_bits = length_bits
+        self.command_layout = region_layout(params, length_bits, leaves)
+        self.beat_layout = BeatLayout(params)
+        super().__init__({
+            "axi": Out(Axi4Signature(params)),
+            "cmd": In(stream.Signature(self.command_layout)),
+            "leaf": Out(stream.Signature(self.beat_layout)).array(leaves),
+            "idle": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        axi, p = self.axi, self.params
+        lanes, leaves = p.beat_bytes, self.leaves
+        lane_bits, burst_bits = exact_log2(lanes), exact_log2(self.burst_beats)
+        region_beats = range((1 << (self.length_bits - lane_bits)) + 2)
+
+        next_beat = Array(Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
+                          for i in range(leaves))        # beat address of the next burst
+        to_issue = Array(Signal(region_beats, name=f"to_issue{i}") for i in range(leaves))
+        to_return = Array(Signal(region_beats, name=f"to_return{i}") for i in range(leaves))
+        first = Array(Signal(name=f"first{i}") for i in range(leaves))
+        begin = Array(Signal(range(lanes), name=f"begin{i}") for i in range(leaves))
+        end = Array(Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves))
+        committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
+                     for i in range(leaves)]         # buffer entries taken or promised
+        burst_len = Array(Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
+                          for i in range(leaves))
+        request = Signal(leaves)
+
+        # Each leaf's next burst runs to the burst boundary or to the region's end.
+        for i in range(leaves):
+            to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
+            if burst_bits:
+                m.d.comb += to_boundary.eq(self.burst_beats - next_beat[i][:burst_bits])
+            else:
+                m.d.comb += to_boundary.eq(1)
+            m.d.comb += [
+                burst_len[i].eq(Mux(to_issue[i] < to_boundary, to_issue[i], to_boundary)),
+                request[i].eq((to_issue[i] != 0) &
+                              (committed[i] + burst_len[i] <= self.buffer_beats)),
+            ]
+
+        # Round robin: the lowest requesting leaf above the last one served, else the lowest.
+        last_served = Signal(range(max(2, leaves)))
+        above = Signal(leaves)
+        m.d.comb += above.eq(request & Cat(last_served < i for i in range(leaves)))
+        pick_above, pick_any = lowest_set(m, above, leaves), lowest_set(m, request, leaves)
+        chosen = Mux(above.any(), pick_above, pick_any)
+
+        outstanding = Signal(range(self.max_outstanding + 1))
+        issue = Signal()
+        m.d.comb += issue.eq(request.any() & (~axi.arvalid | axi.arready) &
+                             (outstanding < self.max_outstanding))
+        with m.If(axi.arready):
+            m.d.sync += axi.arvalid.eq(0)
+        with m.If(issue):
+            m.d.sync += [
+                axi.arvalid.eq(1),
+                axi.araddr.eq(Cat(C(0, lane_bits), next_beat[chosen])),
+                axi.arlen.eq(burst_len[chosen] - 1),
+                axi.arid.eq(chosen),
+                last_served.eq(chosen),
+                next_beat[chosen].eq(next_beat[chosen] + burst_len[chosen]),
+                to_issue[chosen].eq(to_issue[chosen] - burst_len[chosen]),
+            ]
+        m.d.comb += [
+            axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
+            axi.arcache.eq(AXI_CACHE_MODIFIABLE),
+            axi.rready.eq(1),  # every burst in flight has its room reserved
+        ]
+        burst_done = axi.rvalid & axi.rlast
+        m.d.sync += outstanding.eq(outstanding + issue - burst_done)
+
+        # Commands: a leaf takes one once its previous region has fully arrived.
+        cmd = self.cmd.payload
+        target = cmd.target
+        region_end = Signal(p.addr_width + 1)       # one past the last byte
+        last_byte = Signal(p.addr_width)
+        m.d.comb += [region_end.eq(cmd.addr + cmd.bytes), last_byte.eq(region_end - 1)]
+        known_leaf = target < leaves
+        leaf_idle = (to_issue[target] == 0) & (to_return[target] == 0)
+        m.d.comb += self.cmd.ready.eq(~known_leaf | leaf_idle)
+        bad_command = ~known_leaf | region_end[-1] & (region_end[:-1] != 0)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            with m.If(bad_command):
+                m.d.sync += self.error.eq(1)
+            with m.Elif(cmd.bytes != 0):
+                beats = (last_byte[lane_bits:] - cmd.addr[lane_bits:]) + 1
+                m.d.sync += [
+                    next_beat[target].eq(cmd.addr[lane_bits:]),
+                    to_issue[target].eq(beats),
+                    to_return[target].eq(beats),
+                    first[target].eq(1),
+                    begin[target].eq(cmd.addr[:lane_bits]),
+                    end[target].eq(last_byte[:lane_bits] + 1),
+                ]
+
+        # Returning beats go to the buffer of the leaf named by RID.
+        rid = axi.rid[:max(1, ceil_log2(leaves))]
+        beat_ok = (rid < leaves) & (to_return[rid] != 0)
+        with m.If(axi.rvalid & (~beat_ok | (axi.rresp != RESP_OKAY))):
+            m.d.sync += self.error.eq(1)
+        with m.If(axi.rvalid & beat_ok):
+            m.d.sync += [first[rid].eq(0), to_return[rid].eq(to_return[rid] - 1)]
+
+        for i in range(leaves):
+            buffer = fifo.SyncFIFOBuffered(width=self.beat_layout.size, depth=self.buffer_beats)
+            m.submodules[f"buffer{i}"] = buffer
+            beat = Signal(self.beat_layout, name=f"beat{i}")
+            final = to_return[i] == 1
+            m.d.comb += [
+                beat.data.eq(axi.rdata),
+                beat.begin.eq(Mux(first[i], begin[i], 0)),
+                beat.end.eq(Mux(final, end[i], lanes)),
+                beat.last.eq(final),
+                buffer.w_data.eq(beat),
+                buffer.w_en.eq(axi.rvalid & beat_ok & (rid == i)),
+            ]
+            m.d.comb += [
+                self.leaf[i].valid.eq(buffer.r_rdy),
+                self.leaf[i].payload.eq(buffer.r_data),
+                buffer.r_en.eq(self.leaf[i].ready),
+            ]
+            taken = self.leaf[i].valid & self.leaf[i].ready
+            issued = Mux(issue & (chosen == i), burst_len[i], 0)
+            m.d.sync += committed[i].eq(committed[i] + issued - taken)
+
+        busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \
+            Cat(to_return[i] != 0 for i in range(leaves)).any()
+        m.d.comb += self.idle.eq(~busy & ~axi.arvalid & (outstanding == 0))
+        return m

@@ -1,0 +1,121 @@
+"""Run the AXI engines in the Amaranth simulator against :class:`AxiMemory`."""
+
+import random
+
+from amaranth.sim import Simulator
+
+from .axi_memory import AxiMemory, SparseMemory
+
+__all__ = ["ReadRun", "run_reader"]
+
+
+class ReadRun:
+    """What a read-engine simulation delivered.
+
+    Attributes
+    ----------
+    regions : dict of leaf -> list of bytes
+        The bytes each leaf received, one entry per region ended by ``last``.
+    cycles : int
+        Cycles from the first command to the last beat taken by a leaf.
+    first_ar, busy_cycles : int
+        Cycle of the first read address; cycles from it to the last beat.
+    memory : AxiMemory
+    error : int
+        The engine's ``error`` output at the end.
+    """
+
+    def __init__(self, leaves):
+        self.regions = {leaf: [] for leaf in range(leaves)}
+        self.cycles = 0
+        self.beats = 0
+        self.memory = None
+        self.error = 0
+
+
+def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0.0,
+               max_cycles=None, **memory_options):
+    """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
+    every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
+    ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
+    leaf holds ``ready`` low in a cycle. Checks the AXI protocol throughout and that engine and
+    port are idle at the end."""
+    rng = random.Random(seed)
+    memory = memory if memory is not None else SparseMemory()
+    expected = {leaf: sum(1 for c in commands if c[0] == leaf and c[2]) for leaf in
+                range(engine.leaves)}
+    if max_cycles is None:
+        total = sum(c[2] for c in commands) // engine.params.beat_bytes + len(commands)
+        max_cycles = 2000 + 60 * total + 20 * memory_options.get("latency", 2) * len(commands)
+    run = ReadRun(engine.leaves)
+    port = AxiMemory(engine.axi, engine.params.data_width, memory=memory, stall=stall,
+                     seed=seed + 1, **memory_options)
+    port.checker.max_outstanding = engine.max_outstanding
+    run.memory = port
+    state = {"cycle": 0, "finished": set(), "last_beat": 0}
+    layout = engine.beat_layout
+
+    async def clock(ctx):
+        while True:
+            await ctx.tick()
+            state["cycle"] += 1
+            if state["cycle"] > max_cycles:
+                got = {leaf: len(r) for leaf, r in run.regions.items()}
+                raise TimeoutError(f"read engine did not finish in {max_cycles} cycles; "
+                                   f"regions per leaf {got} of {expected}")
+
+    async def commander(ctx):
+        cmd = engine.cmd
+        for leaf, addr, length in commands:
+            ctx.set(cmd.payload.target, leaf)
+            ctx.set(cmd.payload.addr, addr)
+            ctx.set(cmd.payload.bytes, length)
+            ctx.set(cmd.valid, 1)
+            await ctx.tick().until(cmd.ready)
+            ctx.set(cmd.valid, 0)
+
+    def consumer(leaf):
+        stream = engine.leaf[leaf]
+
+        async def process(ctx):
+            current = bytearray()
+            while len(run.regions[leaf]) < expected[leaf]:
+                ready = rng.random() >= leaf_stall
+                ctx.set(stream.ready, ready)
+                _, _, valid, value = await ctx.tick().sample(stream.valid,
+                                                             stream.payload.as_value())
+                if ready and valid:
+                    word, begin, end, last = layout.unpack(value)
+                    current += word.to_bytes(engine.params.beat_bytes, "little")[begin:end]
+                    run.beats += 1
+                    state["last_beat"] = state["cycle"]
+                    if last:
+                        run.regions[leaf].append(bytes(current))
+                        current = bytearray()
+            ctx.set(stream.ready, 1)
+            state["finished"].add(leaf)
+        return process
+
+    async def supervisor(ctx):
+        while len(state["finished"]) < engine.leaves:
+            await ctx.tick()
+        for _ in range(20):   # nothing more may arrive
+            _, _, *valids = await ctx.tick().sample(*(s.valid for s in engine.leaf))
+            if any(valids):
+                raise AssertionError("a leaf received a beat beyond its regions")
+        run.cycles = state["last_beat"]
+        run.error = ctx.get(engine.error)
+        if not ctx.get(engine.idle):
+            raise AssertionError("read engine not idle after delivering every region")
+        port.checker.idle()
+
+    simulator = Simulator(engine)
+    simulator.add_clock(1e-8)
+    simulator.add_process(clock)
+    port.add_to(simulator)
+    simulator.add_testbench(commander, background=True)
+    for leaf in range(engine.leaves):
+        simulator.add_testbench(consumer(leaf), background=True)
+    simulator.add_testbench(supervisor)
+    simulator.run()
+    return run
