@@ -6,7 +6,7 @@ from amaranth.sim import Simulator
 
 from .axi_memory import AxiMemory, SparseMemory
 
-__all__ = ["ReadRun", "run_reader"]
+__all__ = ["ReadRun", "WriteRun", "run_reader", "run_writer"]
 
 
 class ReadRun:
@@ -117,5 +117,98 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     for leaf in range(engine.leaves):
         simulator.add_testbench(consumer(leaf), background=True)
     simulator.add_testbench(supervisor)
+    simulator.run()
+    return run
+
+
+class WriteRun:
+    """What a write-engine simulation did.
+
+    Attributes
+    ----------
+    cycles : list of int
+        Per job, cycles from its command to its ``done`` pulse.
+    errors : list of int
+        Per job, the engine's ``error`` output at ``done``.
+    memories : list of AxiMemory
+        One per port.
+    """
+
+    def __init__(self):
+        self.cycles = []
+        self.errors = []
+        self.memories = []
+
+
+def run_writer(engine, jobs, *, memory=None, seed=0, stall=0.0, gap=0.0, max_cycles=None,
+               **memory_options):
+    """Write ``jobs`` ((bases, payload bytes) in order, back to back without reset) through an
+    :class:`AxiWriteEngine`; all ports share one :class:`SparseMemory`. ``gap`` is the chance
+    the stream holds ``valid`` low in a cycle, ``stall`` the memory's stall probability.
+    Checks the AXI protocol on every port and that ``done`` comes once per job, with every
+    port idle."""
+    rng = random.Random(seed)
+    memory = memory if memory is not None else SparseMemory()
+    ports, beat = engine.ports, engine.params.beat_bytes
+    step = ports * beat
+    if max_cycles is None:
+        total = sum(len(payload) for _, payload in jobs) // beat + len(jobs)
+        max_cycles = 2000 + 60 * total + 40 * memory_options.get("latency", 2) * len(jobs)
+    run = WriteRun()
+    for j in range(ports):
+        port = AxiMemory(engine.axi[j], engine.params.data_width, memory=memory, stall=stall,
+                         seed=seed + 1 + j, name=f"axi[{j}]", **memory_options)
+        port.checker.max_outstanding = engine.max_outstanding
+        run.memories.append(port)
+    state = {"cycle": 0}
+
+    async def clock(ctx):
+        while True:
+            await ctx.tick()
+            state["cycle"] += 1
+            if state["cycle"] > max_cycles:
+                raise TimeoutError(f"write engine did not finish in {max_cycles} cycles; "
+                                   f"{len(run.cycles)} of {len(jobs)} jobs done")
+
+    async def driver(ctx):
+        for bases, payload in jobs:
+            start = state["cycle"]
+            ctx.set(engine.cmd.payload.bytes, len(payload))
+            for j, base in enumerate(bases):
+                ctx.set(engine.cmd.payload.addr[j], base)
+            ctx.set(engine.cmd.valid, 1)
+            await ctx.tick().until(engine.cmd.ready)
+            ctx.set(engine.cmd.valid, 0)
+            sent = 0
+            done = False
+            while not done:
+                offer = sent < len(payload) and rng.random() >= gap
+                if offer:
+                    chunk = payload[sent:sent + step].ljust(step, b"\0")
+                    ctx.set(engine.i.payload.as_value(), int.from_bytes(chunk, "little"))
+                ctx.set(engine.i.valid, offer)
+                _, _, ready, done = await ctx.tick().sample(engine.i.ready, engine.done)
+                if offer and ready:
+                    sent += step
+                if done and sent < len(payload):
+                    raise AssertionError("done before the job's stream was all taken")
+            ctx.set(engine.i.valid, 0)
+            run.cycles.append(state["cycle"] - start)
+            run.errors.append(ctx.get(engine.error))
+            for port in run.memories:
+                port.checker.idle()
+        for _ in range(20):   # no second done, no stray traffic
+            _, _, done = await ctx.tick().sample(engine.done)
+            if done:
+                raise AssertionError("done pulsed again after the last job")
+        for port in run.memories:
+            port.checker.idle()
+
+    simulator = Simulator(engine)
+    simulator.add_clock(1e-8)
+    simulator.add_process(clock)
+    for port in run.memories:
+        port.add_to(simulator)
+    simulator.add_testbench(driver)
     simulator.run()
     return run

@@ -35,6 +35,7 @@ class SparseMemory:
 
     def __init__(self):
         self.pages = {}
+        self.written = set()   # every byte address ever written, to catch stray writes
 
     def _page(self, number):
         return self.pages.setdefault(number, bytearray(PAGE_BYTES))
@@ -42,6 +43,7 @@ class SparseMemory:
     def write(self, addr, data, strobe=None):
         for i, byte in enumerate(data):
             if strobe is None or strobe >> i & 1:
+                self.written.add(addr + i)
                 self._page((addr + i) // PAGE_BYTES)[(addr + i) % PAGE_BYTES] = byte
 
     def read(self, addr, length):

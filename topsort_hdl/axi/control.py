@@ -1,0 +1,376 @@
+"""The AXI4-Lite control slave of a Vitis RTL kernel (``ap_ctrl_hs``), and its register map.
+
+:class:`RegisterMap` is the single source of truth for offsets: the hardware decodes from it,
+and the kernel.xml generator, the host library and the README table read it.
+
+Layout (byte offsets, 32-bit words), as Vitis HLS lays out an ``ap_ctrl_hs`` kernel:
+
+* ``0x00`` control: bit 0 ap_start (RW; write 1 to start; cleared when the kernel's ``ready``
+  pulses unless auto_restart is set; writing 0 does not stop a run), bit 1 ap_done (RO, clear
+  on read), bit 2 ap_idle (RO), bit 3 ap_ready (RO, clear on read), bit 7 auto_restart (RW),
+  bit 9 interrupt (RO).
+* ``0x04`` GIE, ``0x08`` IER (bit 0 done, bit 1 ready), ``0x0C`` ISR (toggle on write).
+* ``0x10`` on: one 8-byte slot per argument (low word, then high word), then ``status`` (one
+  word, in an 8-byte slot so that counters stay 8-byte aligned), then one 8-byte slot per
+  64-bit counter.
+"""
+
+import keyword
+import re
+from typing import NamedTuple
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..records import check_range
+from .signature import RESP_OKAY, AxiLiteSignature
+
+__all__ = [
+    "CONTROL", "GIE", "IER", "ISR", "ARGS_BASE", "SLOT_BYTES",
+    "AP_START", "AP_DONE", "AP_IDLE", "AP_READY", "AUTO_RESTART", "INTERRUPT",
+    "IRQ_DONE", "IRQ_READY",
+    "Register", "RegisterMap", "ControlRegisters",
+]
+
+CONTROL, GIE, IER, ISR = 0x00, 0x04, 0x08, 0x0C
+ARGS_BASE = 0x10
+SLOT_BYTES = 8
+# Bits of the control word.
+AP_START, AP_DONE, AP_IDLE, AP_READY, AUTO_RESTART, INTERRUPT = 0, 1, 2, 3, 7, 9
+# Bits of IER and ISR.
+IRQ_DONE, IRQ_READY = 0, 1
+
+_RESERVED = ("control", "gie", "ier", "isr", "status")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+class Register(NamedTuple):
+    """One entry of a :class:`RegisterMap`.
+
+    ``kind`` is ``"control"``, ``"arg"``, ``"status"`` or ``"counter"``; ``bytes`` is 4 for a
+    one-word register (arguments of 32 bits or fewer included) and 8 for a low/high pair.
+    """
+
+    name: str
+    offset: int
+    bytes: int
+    access: str
+    kind: str
+    bits: int
+    description: str
+
+
+def _check_name(what, name, seen):
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a string, not {name!r}")
+    if not _NAME.match(name) or keyword.iskeyword(name):
+        raise ValueError(f"{what} must be an identifier (a letter, then letters, digits or _; "
+                         f"no Python keyword), not {name!r}")
+    if name in _RESERVED:
+        raise ValueError(f"{what} must not be one of the reserved names "
+                         f"{', '.join(_RESERVED)}, not {name!r}")
+    if name in seen:
+        raise ValueError(f"{what} {name!r} is a duplicate: argument and counter names must be "
+                         f"unique")
+    seen.add(name)
+
+
+def _check_sequence(what, value):
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{what} must be a sequence, not {value!r}")
+    return list(value)
+
+
+class RegisterMap:
+    """Offsets of every register of :class:`ControlRegisters`, in address order.
+
+    Parameters
+    ----------
+    args : sequence of (str, int)
+        Kernel arguments as ``(name, bits)``, bits 1 to 64, in slot order.
+    counters : sequence of str
+        Names of the 64-bit read-only counters.
+
+    Members
+    -------
+    entries : list of Register
+    args : tuple of (str, int)
+    counters : tuple of str
+    status_offset : int
+    size : int
+        Bytes spanned from 0 to the end of the last slot (the kernel.xml port range).
+    """
+
+    def __init__(self, args, counters=()):
+        seen = set()
+        checked = []
+        for index, item in enumerate(_check_sequence("args", args)):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"args[{index}] must be a (name, bits) pair, not {item!r}")
+            name, bits = item
+            _check_name(f"args[{index}] name", name, seen)
+            check_range(f"args[{index}] ({name!r}) bits", bits, 1, 64)
+            checked.append((name, bits))
+        names = _check_sequence("counters", counters)
+        for index, name in enumerate(names):
+            _check_name(f"counters[{index}]", name, seen)
+        self.args = tuple(checked)
+        self.counters = tuple(names)
+
+        entries = [
+            Register("control", CONTROL, 4, "rw", "control", 10,
+                     "bit 0 ap_start (RW; write 1 to start, cleared by the kernel's ready "
+                     "unless auto_restart), bit 1 ap_done (RO, clear on read), bit 2 ap_idle "
+                     "(RO), bit 3 ap_ready (RO, clear on read), bit 7 auto_restart (RW), "
+                     "bit 9 interrupt (RO)"),
+            Register("gie", GIE, 4, "rw", "control", 1, "bit 0 global interrupt enable"),
+            Register("ier", IER, 4, "rw", "control", 2,
+                     "interrupt enable: bit 0 ap_done, bit 1 ap_ready"),
+            Register("isr", ISR, 4, "rw", "control", 2,
+                     "interrupt status: bit 0 ap_done, bit 1 ap_ready (write 1 to toggle)"),
+        ]
+        offset = ARGS_BASE
+        for name, bits in self.args:
+            if bits > 32:
+                text = f"argument {name}, {bits} bits: low word at +0, high word at +4"
+            else:
+                text = f"argument {name}, {bits} bits (+4 reads 0)"
+            entries.append(Register(name, offset, 8 if bits > 32 else 4, "rw", "arg", bits,
+                                    text))
+            offset += SLOT_BYTES
+        self.status_offset = offset
+        entries.append(Register("status", offset, 4, "ro", "status", 32,
+                                "kernel status word (+4 reads 0)"))
+        offset += SLOT_BYTES
+        for name in self.counters:
+            entries.append(Register(name, offset, 8, "ro", "counter", 64,
+                                    f"counter {name}, 64 bits: low word at +0, high at +4"))
+            offset += SLOT_BYTES
+        self.entries = entries
+        self.size = offset
+        self._by_name = {entry.name: entry for entry in entries}
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self):
+        return len(self.entries)
+
+    def __getitem__(self, name):
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no register named {name!r}; the map has "
+                           f"{', '.join(self._by_name)}") from None
+
+    def offset(self, name):
+        """Byte offset of the register (or slot) called ``name``."""
+        return self[name].offset
+
+    @property
+    def address_bits(self):
+        """The narrowest AXI4-Lite address width that reaches every register."""
+        return (self.size - 1).bit_length()
+
+    def markdown(self):
+        """The register map as a Markdown table (for the README)."""
+        lines = ["| Offset | Name | Bytes | Access | Description |",
+                 "|---|---|---|---|---|"]
+        for entry in self.entries:
+            lines.append(f"| 0x{entry.offset:02X} | {entry.name} | {entry.bytes} | "
+                         f"{entry.access} | {entry.description} |")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self):
+        return f"RegisterMap(args={list(self.args)!r}, counters={list(self.counters)!r})"
+
+
+class ControlRegisters(wiring.Component):
+    """The ``s_axi_control`` slave of an ``ap_ctrl_hs`` kernel.
+
+    AW and W are each held in a register until both have arrived, then the write is applied
+    (one write in flight: neither is taken again until B is accepted). A read is decoded on
+    the AR handshake straight into RDATA, so a read of ``control`` clears ap_done and ap_ready
+    exactly once, in the cycle the read is accepted. Unused offsets read 0; writes to them
+    and to read-only registers are accepted and ignored. Responses are always OKAY.
+
+    Parameters
+    ----------
+    args : sequence of (str, int)
+        Kernel arguments as ``(name, bits)``, bits 1 to 64.
+    counters : sequence of str
+        Names of 64-bit read-only counters.
+    addr_width : int
+        AXI4-Lite address width, 4 to 32; the map must fit in it.
+
+    Members
+    -------
+    s_axi_control : In(AxiLiteSignature(addr_width))
+    start : Out(1)
+        ap_start.
+    ready, done : In(1)
+        One-cycle pulses from the kernel: it took the start, it finished.
+    idle : In(1)
+    interrupt : Out(1)
+    args : Out(StructLayout({name: bits}))
+    status : In(32)
+    counters : In(StructLayout({name: 64}))
+    """
+
+    def __init__(self, args, counters=(), addr_width=12):
+        check_range("addr_width", addr_width, 4, 32)
+        regs = RegisterMap(args, counters)
+        if regs.address_bits > addr_width:
+            raise ValueError(f"addr_width must be at least {regs.address_bits} for this "
+                             f"register map ({regs.size:#x} bytes), not {addr_width}")
+        self.register_map = regs
+        self.addr_width = addr_width
+        super().__init__({
+            "s_axi_control": In(AxiLiteSignature(addr_width)),
+            "start": Out(1),
+            "ready": In(1),
+            "done": In(1),
+            "idle": In(1),
+            "interrupt": Out(1),
+            "args": Out(data.StructLayout(dict(regs.args))),
+            "status": In(32),
+            "counters": In(data.StructLayout({name: 64 for name in regs.counters})),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.s_axi_control
+        regs = self.register_map
+        word_bits = self.addr_width - 2
+
+        start = self.start
+        done_flag = Signal()
+        ready_flag = Signal()
+        auto_restart = Signal()
+        gie = Signal()
+        ier = Signal(2)
+        isr = Signal(2)
+        m.d.comb += self.interrupt.eq(gie & isr.any())
+
+        def word(offset):
+            return offset >> 2
+
+        # 32-bit words of every multi-word register: (word index, value, bits in the word).
+        arg_words = []
+        for name, bits in regs.args:
+            base = word(regs.offset(name))
+            value = self.args[name]
+            arg_words.append((base, value, 0, min(bits, 32)))
+            if bits > 32:
+                arg_words.append((base + 1, value, 32, bits - 32))
+
+        # --- write channel: hold AW and W until both are here, then apply ---
+        aw_full = Signal()
+        aw_word = Signal(word_bits)
+        w_full = Signal()
+        w_data = Signal(32)
+        w_strb = Signal(4)
+        bvalid = Signal()
+        m.d.comb += [
+            bus.awready.eq(~aw_full & ~bvalid),
+            bus.wready.eq(~w_full & ~bvalid),
+            bus.bvalid.eq(bvalid),
+            bus.bresp.eq(RESP_OKAY),
+        ]
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:])]
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
+        with m.If(bvalid & bus.bready):
+            m.d.sync += bvalid.eq(0)
+
+        write_control = Signal()  # a write of 1 to ap_start is being applied
+        with m.If(aw_full & w_full):
+            m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
+            with m.Switch(aw_word):
+                with m.Case(word(CONTROL)):
+                    with m.If(w_strb[0]):
+                        m.d.comb += write_control.eq(w_data[AP_START])
+                        m.d.sync += auto_restart.eq(w_data[AUTO_RESTART])
+                with m.Case(word(GIE)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += gie.eq(w_data[0])
+                with m.Case(word(IER)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += ier.eq(w_data[:2])
+                with m.Case(word(ISR)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += isr.eq(isr ^ w_data[:2])
+                for index, value, low, bits in arg_words:
+                    with m.Case(index):
+                        for lane in range(4):
+                            lo, hi = 8 * lane, min(8 * lane + 8, bits)
+                            if lo < hi:
+                                with m.If(w_strb[lane]):
+                                    m.d.sync += value[low + lo:low + hi].eq(w_data[lo:hi])
+
+        # --- read channel: decode on the AR handshake, hold RDATA until RREADY ---
+        rvalid = Signal()
+        rdata = Signal(32)
+        m.d.comb += [
+            bus.arready.eq(~rvalid),
+            bus.rvalid.eq(rvalid),
+            bus.rdata.eq(rdata),
+            bus.rresp.eq(RESP_OKAY),
+        ]
+        with m.If(rvalid & bus.rready):
+            m.d.sync += rvalid.eq(0)
+        read_control = Signal()  # the read of `control` accepted this cycle
+        control = Signal(32)
+        m.d.comb += [
+            control[AP_START].eq(start),
+            control[AP_DONE].eq(done_flag),
+            control[AP_IDLE].eq(self.idle),
+            control[AP_READY].eq(ready_flag),
+            control[AUTO_RESTART].eq(auto_restart),
+            control[INTERRUPT].eq(self.interrupt),
+        ]
+        with m.If(bus.arvalid & bus.arready):
+            m.d.sync += [rvalid.eq(1), rdata.eq(0)]
+            with m.Switch(bus.araddr[2:]):
+                with m.Case(word(CONTROL)):
+                    m.d.comb += read_control.eq(1)
+                    m.d.sync += rdata.eq(control)
+                with m.Case(word(GIE)):
+                    m.d.sync += rdata.eq(gie)
+                with m.Case(word(IER)):
+                    m.d.sync += rdata.eq(ier)
+                with m.Case(word(ISR)):
+                    m.d.sync += rdata.eq(isr)
+                for index, value, low, bits in arg_words:
+                    with m.Case(index):
+                        m.d.sync += rdata.eq(value[low:low + bits])
+                with m.Case(word(regs.status_offset)):
+                    m.d.sync += rdata.eq(self.status)
+                for name in regs.counters:
+                    counter = self.counters[name]
+                    with m.Case(word(regs.offset(name))):
+                        m.d.sync += rdata.eq(counter[:32])
+                    with m.Case(word(regs.offset(name)) + 1):
+                        m.d.sync += rdata.eq(counter[32:])
+
+        # --- handshake with the kernel; the later assignment wins in each ---
+        # A host write of 1 wins over the clear, as in Vitis HLS: a start is never lost.
+        with m.If(self.ready & ~auto_restart):
+            m.d.sync += start.eq(0)
+        with m.If(write_control):
+            m.d.sync += start.eq(1)
+        # An event in the cycle of the clearing read stays set: that read did not report it.
+        with m.If(read_control):
+            m.d.sync += [done_flag.eq(0), ready_flag.eq(0)]
+        with m.If(self.done):
+            m.d.sync += done_flag.eq(1)
+        with m.If(self.ready):
+            m.d.sync += ready_flag.eq(1)
+        # Likewise an interrupt event wins over a toggle that would clear it.
+        with m.If(self.done & ier[IRQ_DONE]):
+            m.d.sync += isr[IRQ_DONE].eq(1)
+        with m.If(self.ready & ier[IRQ_READY]):
+            m.d.sync += isr[IRQ_READY].eq(1)
+        return m

@@ -1,0 +1,227 @@
+"""The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
+
+from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..records import check_at_least, check_power_of_two
+from .reader import check_engine_params
+from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
+
+__all__ = ["AxiWriteEngine"]
+
+
+class AxiWriteEngine(wiring.Component):
+    """Write one job's stream of beats through ``ports`` AXI4 masters.
+
+    A command gives the job's length in bytes and one beat-aligned base address per port. The
+    stream ``i`` carries ``ports`` beats per transfer (beat 0 first: lowest addresses). With one
+    port the job is written contiguously from its base. With several, the stream is cut into
+    batches of ``batch_bytes`` and batch ``k`` goes to port ``k % ports`` at
+    ``base[k % ports] + (k // ports) * batch_bytes`` (the paper's phase-2 output layout), so each
+    port writes its own contiguous region at one beat per cycle while the stream runs at
+    ``ports`` beats per cycle. The job's last transfer may be partly filled; its last beat is
+    written with byte strobes.
+
+    Each port buffers its data and issues a burst only once all of its beats are buffered, so W
+    never waits in the middle of a burst. Bursts end on ``burst_bytes`` boundaries (no 4 KB
+    crossing) or where the job's data for the port ends.
+
+    ``done`` pulses when every write response of the job is in; ``busy`` is high from the
+    command until then. ``error`` (sticky until reset) flags an error response, or a command
+    with a misaligned base or a region that wraps the address space; such a job writes nothing:
+    its stream is taken and dropped, then ``done`` pulses.
+
+    Parameters
+    ----------
+    params : AxiParams
+    ports : int
+        AXI masters, a power of two up to 16.
+    burst_bytes : int
+        Largest burst, a power of two from one beat to 4 KB.
+    batch_bytes : int
+        Batch size with several ports: a power of two, a whole number of input transfers.
+    max_outstanding : int
+        Bursts per port waiting for their write response, at most.
+    buffer_beats : int
+        Data buffer of each port in beats (default: two bursts, or two batches if larger).
+    length_bits : int
+        Width of the job's byte count.
+    """
+
+    def __init__(self, params, ports=1, *, burst_bytes=4096, batch_bytes=4096,
+                 max_outstanding=4, buffer_beats=None, length_bits=36):
+        self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
+        check_power_of_two("ports", ports, high=16)
+        transfer_bytes = ports * params.beat_bytes
+        check_power_of_two("batch_bytes", batch_bytes)
+        if ports > 1 and batch_bytes < transfer_bytes:
+            raise ValueError(f"batch_bytes must be a power of two of at least {transfer_bytes} "
+                             f"({ports} beats), not {batch_bytes}")
+        batch_beats = batch_bytes // params.beat_bytes if ports > 1 else 0
+        if buffer_beats is None:
+            buffer_beats = 2 * max(self.burst_beats, batch_beats)
+        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+        if buffer_beats % ports:
+            raise ValueError(f"buffer_beats must be a multiple of ports ({ports}), "
+                             f"not {buffer_beats}")
+        self.params = params
+        self.ports = ports
+        self.burst_bytes = burst_bytes
+        self.batch_bytes = batch_bytes
+        self.max_outstanding = max_outstanding
+        self.buffer_beats = buffer_beats
+        self.length_bits = length_bits
+        self.command_layout = data.StructLayout({
+            "addr": data.ArrayLayout(params.addr_width, ports),
+            "bytes": length_bits,
+        })
+        super().__init__({
+            "axi": Out(Axi4Signature(params)).array(ports),
+            "cmd": In(stream.Signature(self.command_layout)),
+            "i": In(stream.Signature(data.ArrayLayout(params.data_width, ports))),
+            "busy": Out(1),
+            "done": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p, ports = self.params, self.ports
+        lanes, lane_bits = p.beat_bytes, exact_log2(p.beat_bytes)
+        burst_bits = exact_log2(self.burst_beats)
+        entry_layout = data.StructLayout({
+            "data": data.ArrayLayout(p.data_width, ports),
+            "beats": range(1, ports + 1),    # beats of the entry that carry data
+            "final": 1,                      # the job's last transfer
+            "tail": range(1, lanes + 1),     # bytes of its last beat
+        })
+
+        # The job: bytes still to take from the stream, the port its batch goes to.
+        running = Signal()      # from the command to the last write response
+        taking = Signal()       # the stream still has data for this job
+        dropping = Signal()     # a rejected job: take the stream, write nothing
+        remaining = Signal(self.length_bits)
+        port_sel = Signal(range(max(2, ports)))
+        batch_transfers = self.batch_bytes // (ports * lanes)
+        batch_left = Signal(range(batch_transfers + 1))
+
+        cmd = self.cmd.payload
+        misaligned = Cat(cmd.addr[j][:lane_bits] != 0 for j in range(ports)).any()
+        wraps = Cat((cmd.addr[j] + cmd.bytes)[p.addr_width:] != 0 for j in range(ports)).any()
+        m.d.comb += self.cmd.ready.eq(~running)
+        m.d.comb += self.busy.eq(running)
+        m.d.sync += self.done.eq(0)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            bad = misaligned | wraps
+            m.d.sync += [
+                remaining.eq(cmd.bytes),
+                port_sel.eq(0),
+                batch_left.eq(batch_transfers),
+            ]
+            with m.If(cmd.bytes == 0):
+                m.d.sync += self.done.eq(1)
+            with m.Else():
+                m.d.sync += [running.eq(1), taking.eq(1), dropping.eq(bad)]
+            with m.If(bad):
+                m.d.sync += self.error.eq(1)
+
+        buffers = [fifo.SyncFIFOBuffered(width=entry_layout.size,
+                                         depth=self.buffer_beats // ports)
+                   for _ in range(ports)]
+        w_rdy = Array(b.w_rdy for b in buffers)
+        transfer_bytes = ports * lanes
+        final = remaining <= transfer_bytes
+        entry = Signal(entry_layout)
+        m.d.comb += [
+            entry.data.eq(self.i.payload),
+            entry.beats.eq(Mux(final, (remaining + lanes - 1)[lane_bits:], ports)),
+            entry.final.eq(final),
+            entry.tail.eq(Mux(final, (remaining - 1)[:lane_bits] + 1, lanes)),
+            self.i.ready.eq(taking & (dropping | w_rdy[port_sel])),
+        ]
+        took = self.i.valid & self.i.ready
+        with m.If(took):
+            m.d.sync += remaining.eq(Mux(final, 0, remaining - transfer_bytes))
+            with m.If(final):
+                m.d.sync += taking.eq(0)
+            if ports > 1:
+                with m.If(batch_left == 1):
+                    m.d.sync += [port_sel.eq(port_sel + 1), batch_left.eq(batch_transfers)]
+                with m.Else():
+                    m.d.sync += batch_left.eq(batch_left - 1)
+
+        port_idle = []
+        for j, (buffer, axi) in enumerate(zip(buffers, self.axi, strict=True)):
+            m.submodules[f"buffer{j}"] = buffer
+            written = took & ~dropping & (port_sel == j)
+            m.d.comb += [buffer.w_data.eq(entry), buffer.w_en.eq(written)]
+
+            # Bursts: issued once every beat of the burst is buffered.
+            address = Signal(p.addr_width - lane_bits, name=f"address{j}")  # next burst's beat
+            unsent = Signal(range(self.buffer_beats + 1), name=f"unsent{j}")  # not in a burst
+            with m.If(self.cmd.valid & self.cmd.ready):
+                m.d.sync += address.eq(cmd.addr[j][lane_bits:])
+            to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
+            m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
+                                       else 1)
+            length = Signal(range(self.burst_beats + 1), name=f"length{j}")
+            with m.If(unsent >= to_boundary):
+                m.d.comb += length.eq(to_boundary)
+            with m.Elif(~taking):   # the job's data has all arrived: flush what is left
+                m.d.comb += length.eq(unsent)
+
+            bursts = fifo.SyncFIFO(width=burst_bits + 1, depth=self.max_outstanding)
+            m.submodules[f"bursts{j}"] = bursts
+            outstanding = Signal(range(self.max_outstanding + 1), name=f"outstanding{j}")
+            issue = Signal(name=f"issue{j}")
+            m.d.comb += issue.eq((length != 0) & (~axi.awvalid | axi.awready) & bursts.w_rdy &
+                                 (outstanding < self.max_outstanding))
+            with m.If(axi.awready):
+                m.d.sync += axi.awvalid.eq(0)
+            with m.If(issue):
+                m.d.sync += [
+                    axi.awvalid.eq(1),
+                    axi.awaddr.eq(Cat(C(0, lane_bits), address)),
+                    axi.awlen.eq(length - 1),
+                    address.eq(address + length),
+                ]
+            m.d.comb += [
+                axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
+                axi.awcache.eq(AXI_CACHE_MODIFIABLE),
+                bursts.w_data.eq(length), bursts.w_en.eq(issue),
+            ]
+            m.d.sync += unsent.eq(unsent + Mux(written, entry.beats, 0) - Mux(issue, length, 0))
+
+            # Data: one beat per cycle out of the buffered entries, WLAST from the burst queue.
+            head = Signal(entry_layout, name=f"head{j}")
+            beat = Signal(range(max(2, ports)), name=f"beat{j}")      # beat within the entry
+            sent = Signal(range(self.burst_beats + 1), name=f"sent{j}")  # beats of the burst
+            m.d.comb += head.eq(buffer.r_data)
+            last_of_entry = beat == head.beats - 1
+            wlast = sent == bursts.r_data - 1
+            m.d.comb += [
+                axi.wvalid.eq(buffer.r_rdy & bursts.r_rdy),
+                axi.wdata.eq(head.data[beat]),
+                axi.wstrb.eq(Mux(head.final & last_of_entry,
+                                 (C(1, lanes + 1) << head.tail) - 1, (1 << lanes) - 1)),
+                axi.wlast.eq(wlast),
+            ]
+            with m.If(axi.wvalid & axi.wready):
+                m.d.comb += buffer.r_en.eq(last_of_entry)
+                m.d.sync += beat.eq(Mux(last_of_entry, 0, beat + 1))
+                m.d.comb += bursts.r_en.eq(wlast)
+                m.d.sync += sent.eq(Mux(wlast, 0, sent + 1))
+
+            m.d.comb += axi.bready.eq(1)
+            response = axi.bvalid
+            with m.If(response & (axi.bresp != RESP_OKAY)):
+                m.d.sync += self.error.eq(1)
+            m.d.sync += outstanding.eq(outstanding + issue - response)
+            port_idle.append((unsent == 0) & ~axi.awvalid & ~bursts.r_rdy & ~buffer.r_rdy &
+                             (outstanding == 0))
+
+        with m.If(running & ~taking & Cat(port_idle).all()):
+            m.d.sync += [running.eq(0), self.done.eq(1)]
+        return m
