@@ -1,3 +1,10 @@
 """AXI4 read/write engines to HBM channels and the AXI4-Lite control block."""
 
+from .beats import BeatLayout
 from .control import ControlRegisters, RegisterMap
+from .reader import AxiReadEngine
+from .signature import AxiLiteSignature, AxiParams, Axi4Signature
+from .writer import AxiWriteEngine
+
+__all__ = ["AxiParams", "Axi4Signature", "AxiLiteSignature", "BeatLayout", "AxiReadEngine",
+           "AxiWriteEngine", "ControlRegisters", "RegisterMap"]

@@ -252,6 +252,10 @@ class ControlRegisters(wiring.Component):
         ier = Signal(2)
         isr = Signal(2)
         m.d.comb += self.interrupt.eq(gie & isr.any())
+        # Registered like ap_done, so a kernel that raises idle and done together is never
+        # read as idle but not done.
+        idle = Signal()
+        m.d.sync += idle.eq(self.idle)
 
         def word(offset):
             return offset >> 2
@@ -326,7 +330,7 @@ class ControlRegisters(wiring.Component):
         m.d.comb += [
             control[AP_START].eq(start),
             control[AP_DONE].eq(done_flag),
-            control[AP_IDLE].eq(self.idle),
+            control[AP_IDLE].eq(idle),
             control[AP_READY].eq(ready_flag),
             control[AUTO_RESTART].eq(auto_restart),
             control[INTERRUPT].eq(self.interrupt),

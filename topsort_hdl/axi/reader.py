@@ -70,7 +70,7 @@ class AxiReadEngine(wiring.Component):
     max_outstanding : int
         Bursts in flight at most.
     buffer_beats : int
-        Depth of each leaf buffer in beats, at least one burst (default: two bursts).
+        Depth of each leaf buffer in beats, at least one burst and 3 (default: two bursts).
     length_bits : int
         Width of a command's byte count.
     """
@@ -83,8 +83,9 @@ class AxiReadEngine(wiring.Component):
             raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
                              f"name {leaves} leaves, not {params.id_width}")
         if buffer_beats is None:
-            buffer_beats = 2 * self.burst_beats
-        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+            buffer_beats = max(3, 2 * self.burst_beats)
+        # A SyncFIFOBuffered shorter than 3 cannot take a beat every cycle.
+        check_at_least("buffer_beats", buffer_beats, max(3, self.burst_beats))
         self.params = params
         self.leaves = leaves
         self.burst_bytes = burst_bytes
@@ -210,6 +211,8 @@ class AxiReadEngine(wiring.Component):
                 buffer.w_data.eq(beat),
                 buffer.w_en.eq(axi.rvalid & beat_ok & (rid == i)),
             ]
+            with m.If(buffer.w_en & ~buffer.w_rdy):
+                m.d.sync += self.error.eq(1)  # cannot happen: room is reserved
             m.d.comb += [
                 self.leaf[i].valid.eq(buffer.r_rdy),
                 self.leaf[i].payload.eq(buffer.r_data),

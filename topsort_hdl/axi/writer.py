@@ -45,7 +45,8 @@ class AxiWriteEngine(wiring.Component):
     max_outstanding : int
         Bursts per port waiting for their write response, at most.
     buffer_beats : int
-        Data buffer of each port in beats (default: two bursts, or two batches if larger).
+        Data buffer of each port in beats, at least a burst and 3 transfers (default: two
+        bursts, or two batches if larger).
     length_bits : int
         Width of the job's byte count.
     """
@@ -61,9 +62,9 @@ class AxiWriteEngine(wiring.Component):
                              f"({ports} beats), not {batch_bytes}")
         batch_beats = batch_bytes // params.beat_bytes if ports > 1 else 0
         if buffer_beats is None:
-            buffer_beats = 2 * max(self.burst_beats, batch_beats)
-        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
-        if buffer_beats % ports:
+            buffer_beats = max(3 * ports, 2 * max(self.burst_beats, batch_beats))
+        check_at_least("buffer_beats", buffer_beats, max(3 * ports, self.burst_beats))
+        if buffer_beats % ports:  # each buffer entry holds one transfer of `ports` beats
             raise ValueError(f"buffer_beats must be a multiple of ports ({ports}), "
                              f"not {buffer_beats}")
         self.params = params

@@ -4,6 +4,7 @@ import random
 
 from amaranth.sim import Simulator
 
+from ..models import read_bursts
 from .axi_memory import AxiMemory, SparseMemory
 
 __all__ = ["ReadRun", "WriteRun", "run_reader", "run_writer"]
@@ -34,19 +35,22 @@ class ReadRun:
 
 
 def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0.0,
-               max_cycles=None, **memory_options):
+               max_cycles=None, rejected=(), **memory_options):
     """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
     every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
     ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
     leaf holds ``ready`` low in a cycle. Checks the AXI protocol throughout and that engine and
-    port are idle at the end."""
+    port are idle at the end. Commands whose indices are in ``rejected`` are expected to be
+    refused by the engine and to deliver nothing."""
     rng = random.Random(seed)
     memory = memory if memory is not None else SparseMemory()
-    expected = {leaf: sum(1 for c in commands if c[0] == leaf and c[2]) for leaf in
-                range(engine.leaves)}
+    expected = {leaf: sum(1 for k, c in enumerate(commands)
+                          if c[0] == leaf and c[2] and k not in rejected)
+                for leaf in range(engine.leaves)}
     if max_cycles is None:
-        total = sum(c[2] for c in commands) // engine.params.beat_bytes + len(commands)
-        max_cycles = 2000 + 60 * total + 20 * memory_options.get("latency", 2) * len(commands)
+        beat, latency = engine.params.beat_bytes, memory_options.get("latency", 2)
+        bursts = [b for _, a, n in commands for b in read_bursts(a, n, beat, engine.burst_bytes)]
+        max_cycles = 2000 + sum(60 * n + 4 * latency for _, n in bursts)
     run = ReadRun(engine.leaves)
     port = AxiMemory(engine.axi, engine.params.data_width, memory=memory, stall=stall,
                      seed=seed + 1, **memory_options)

@@ -1,0 +1,205 @@
+"""The AXI read and write engines in the Amaranth simulator, against a checked AXI memory.
+
+Every run checks the data byte for byte, the bursts issued against the layout model, and the
+AXI rules of :class:`AxiProtocolChecker` on every cycle.
+"""
+
+import random
+import re
+
+import pytest
+
+from tests.test_merge_sim import constructor_error
+from topsort_hdl.axi import AxiParams, AxiReadEngine, AxiWriteEngine
+from topsort_hdl.bench.axi_engines import run_reader, run_writer
+from topsort_hdl.bench.axi_memory import SparseMemory
+from topsort_hdl.models import batch_chunks, read_bursts
+
+CHANNEL = 1 << 28   # the U280's 256 MB pseudo channels
+
+# (data_width, leaves, burst_bytes, max_outstanding)
+READER_SHAPES = [(64, 4, 64, 3), (128, 3, 256, 1), (32, 5, 4, 2), (512, 4, 1024, 4)]
+SLOW_MEMORY = {"stall": 0.3, "leaf_stall": 0.3, "latency": 17, "reorder": True,
+               "interleave": True}
+
+
+def random_regions(rng, leaves, beat, per_leaf=2, largest=900):
+    """Regions that start and end anywhere, in several channels, some empty, some tiny, some
+    across 4 KB pages."""
+    commands = []
+    for leaf in range(leaves):
+        for _ in range(per_leaf):
+            length = rng.choice([0, 1, beat - 1, beat, beat + 1, rng.randrange(largest)])
+            addr = rng.randrange(8) * CHANNEL + rng.choice(
+                [4096 - rng.randrange(1, 2 * beat), rng.randrange(1 << 20)])
+            commands.append((leaf, addr, length))
+    rng.shuffle(commands)
+    return commands
+
+
+def fill(memory, commands, rng):
+    for _, addr, length in commands:
+        memory.write(addr, rng.randbytes(length))
+
+
+def check_reads(engine, commands, run, memory):
+    for leaf in range(engine.leaves):
+        expected = [memory.read(a, n) for t, a, n in commands if t == leaf and n]
+        assert run.regions[leaf] == expected, f"leaf {leaf}"
+    # Bursts per leaf (ARID) in order, exactly as the layout model splits each region.
+    beat = engine.params.beat_bytes
+    for leaf in range(engine.leaves):
+        issued = [(addr, length + 1) for rid, addr, length in run.memory.checker.bursts["ar"]
+                  if rid == leaf]
+        expected = [b for t, a, n in commands if t == leaf
+                    for b in read_bursts(a, n, beat, engine.burst_bytes)]
+        assert issued == expected, f"leaf {leaf} bursts"
+
+
+@pytest.mark.parametrize("shape", READER_SHAPES, ids=lambda s: "w{}_l{}_b{}_o{}".format(*s))
+@pytest.mark.parametrize("memory_kind", ["ideal", "slow"])
+def test_reader_delivers_every_region(shape, memory_kind):
+    data_width, leaves, burst, outstanding = shape
+    params = AxiParams(data_width=data_width, id_width=3)
+    engine = AxiReadEngine(params, leaves, burst_bytes=burst, max_outstanding=outstanding)
+    rng = random.Random(data_width + leaves)
+    commands = random_regions(rng, leaves, params.beat_bytes)
+    memory = SparseMemory()
+    fill(memory, commands, rng)
+    options = SLOW_MEMORY if memory_kind == "slow" else {}
+    run = run_reader(engine, commands, memory=memory, seed=leaves, **options)
+    check_reads(engine, commands, run, memory)
+    assert run.error == 0
+
+
+def test_reader_keeps_leaves_apart_with_small_buffers():
+    # One-burst buffers and a leaf that never drains until the end: the others must go on.
+    params = AxiParams(data_width=64, id_width=2)
+    engine = AxiReadEngine(params, 4, burst_bytes=32, max_outstanding=4, buffer_beats=4)
+    rng = random.Random(5)
+    commands = [(leaf, leaf * CHANNEL + 8 * leaf, 500 + leaf) for leaf in range(4)]
+    memory = SparseMemory()
+    fill(memory, commands, rng)
+    run = run_reader(engine, commands, memory=memory, leaf_stall=0.5, latency=9, reorder=True)
+    check_reads(engine, commands, run, memory)
+
+
+def test_reader_top_of_address_space():
+    params = AxiParams(data_width=64, addr_width=20, id_width=1)
+    engine = AxiReadEngine(params, 2, burst_bytes=64, length_bits=20)
+    commands = [(0, (1 << 20) - 100, 100), (1, 0, 13)]
+    memory = SparseMemory()
+    fill(memory, commands, random.Random(1))
+    run = run_reader(engine, commands, memory=memory)
+    check_reads(engine, commands, run, memory)
+    assert run.error == 0
+
+
+def test_reader_flags_error_responses_and_still_delivers():
+    params = AxiParams(data_width=64, id_width=1)
+    engine = AxiReadEngine(params, 2, burst_bytes=64)
+    commands = [(0, 0x1000, 300), (1, 0x9000, 300)]
+    run = run_reader(engine, commands, error_ranges=[(0x9040, 0x9048)])
+    assert [[len(region) for region in r] for r in run.regions.values()] == [[300], [300]]
+    assert run.error == 1
+
+
+def test_reader_rejects_bad_commands_without_touching_memory():
+    params = AxiParams(data_width=64, addr_width=20, id_width=2)
+    engine = AxiReadEngine(params, 3, burst_bytes=64, length_bits=20)
+    # leaf 3 does not exist; the second region runs past the top of the address space
+    commands = [(3, 0, 64), (0, (1 << 20) - 8, 16), (1, 0x100, 8)]
+    memory = SparseMemory()
+    memory.write(0x100, bytes(range(8)))
+    run = run_reader(engine, commands, memory=memory, rejected={0, 1})
+    assert run.error == 1
+    assert run.regions == {0: [], 1: [bytes(range(8))], 2: []}
+    assert run.memory.checker.bursts["ar"] == [(1, 0x100, 0)]
+
+
+def write_jobs(rng, ports, beat, count, largest):
+    jobs = []
+    for k in range(count):
+        length = rng.choice([0, 1, beat - 1, beat + 1, ports * beat, rng.randrange(largest)])
+        bases = [(k * 16 + j) * CHANNEL // 4 + beat * rng.randrange(4096 // beat)
+                 for j in range(ports)]
+        jobs.append((bases, rng.randbytes(length)))
+    return jobs
+
+
+def check_writes(engine, jobs, run, memory):
+    beat = engine.params.beat_bytes
+    touched = set()
+    expected_bursts = [[] for _ in range(engine.ports)]
+    for bases, payload in jobs:
+        per_port = [0] * engine.ports
+        chunks = batch_chunks(len(payload), bases, engine.batch_bytes)
+        for k, (offset, addr, length) in enumerate(chunks):
+            assert memory.read(addr, length) == payload[offset:offset + length]
+            touched.update(range(addr, addr + length))
+            per_port[k % engine.ports] += length
+        for j, base in enumerate(bases):
+            expected_bursts[j] += read_bursts(base, per_port[j], beat, engine.burst_bytes)
+    assert memory.written <= touched, "bytes written outside the jobs' regions"
+    for j, port in enumerate(run.memories):
+        issued = [(addr, length + 1) for _, addr, length in port.checker.bursts["aw"]]
+        assert issued == expected_bursts[j], f"port {j} bursts"
+
+
+@pytest.mark.parametrize("ports,data_width,burst,batch", [
+    (1, 64, 64, 4096), (1, 32, 4, 4096), (2, 64, 64, 128), (4, 64, 128, 64), (4, 128, 256, 256),
+    (2, 512, 1024, 4096),
+])
+@pytest.mark.parametrize("memory_kind", ["ideal", "slow"])
+def test_writer_lays_out_every_job(ports, data_width, burst, batch, memory_kind):
+    params = AxiParams(data_width=data_width, id_width=1)
+    engine = AxiWriteEngine(params, ports, burst_bytes=burst, batch_bytes=batch,
+                            max_outstanding=3)
+    rng = random.Random(ports * data_width + burst)
+    jobs = write_jobs(rng, ports, params.beat_bytes, 5, 40 * params.beat_bytes * ports)
+    memory = SparseMemory()
+    options = {"stall": 0.3, "gap": 0.3, "latency": 13} if memory_kind == "slow" else {}
+    run = run_writer(engine, jobs, memory=memory, seed=burst, **options)
+    check_writes(engine, jobs, run, memory)
+    assert run.errors == [0] * len(jobs)
+
+
+def test_writer_flags_error_responses_and_completes():
+    params = AxiParams(data_width=64, id_width=1)
+    engine = AxiWriteEngine(params, 1, burst_bytes=64)
+    jobs = [([0x2000], bytes(500)), ([0x8000], bytes(100))]
+    run = run_writer(engine, jobs, error_ranges=[(0x2100, 0x2108)])
+    assert run.errors == [1, 1]   # sticky until reset
+
+
+def test_writer_rejects_misaligned_base_without_writing():
+    params = AxiParams(data_width=64, addr_width=24, id_width=1)
+    engine = AxiWriteEngine(params, 2, burst_bytes=64, batch_bytes=64, length_bits=24)
+    memory = SparseMemory()
+    jobs = [([0x1000, 0x2004], bytes(range(200))),          # port 1 misaligned
+            ([0x1000, (1 << 24) - 64], bytes(100))]         # port 1 past the top
+    run = run_writer(engine, jobs, memory=memory)
+    assert run.errors == [1, 1]
+    assert memory.written == set()
+    assert all(port.checker.bursts["aw"] == [] for port in run.memories)
+
+
+@pytest.mark.parametrize("factory,message", [
+    (lambda: AxiParams(data_width=48), "data_width must be a power of two"),
+    (lambda: AxiParams(data_width=16), "data_width must be a power of two between 32"),
+    (lambda: AxiParams(addr_width=65), "addr_width must be between 12 and 64, not 65"),
+    (lambda: AxiReadEngine(AxiParams(), 4, burst_bytes=8192), "burst_bytes must be a power"),
+    (lambda: AxiReadEngine(AxiParams(), 4, burst_bytes=32), "between 64 .* and 4096, not 32"),
+    (lambda: AxiReadEngine(AxiParams(id_width=1), 4), "id_width must be at least 2"),
+    (lambda: AxiReadEngine(AxiParams(id_width=2), 4, buffer_beats=8),
+     "buffer_beats must be at least 16, not 8"),
+    (lambda: AxiReadEngine(AxiParams(), 1, max_outstanding=0), "max_outstanding must be"),
+    (lambda: AxiReadEngine("x", 1), "params must be an AxiParams"),
+    (lambda: AxiWriteEngine(AxiParams(), 3), "ports must be a power of two"),
+    (lambda: AxiWriteEngine(AxiParams(), 4, batch_bytes=128), "batch_bytes must be a power of "
+                                                              "two of at least 256"),
+    (lambda: AxiWriteEngine(AxiParams(), 2, buffer_beats=129), "multiple of ports"),
+])
+def test_engine_parameter_errors(factory, message):
+    _, text = constructor_error(factory)
+    assert re.search(message, text), text
