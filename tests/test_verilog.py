@@ -91,3 +91,32 @@ def test_reuse_switch_instantiates_each_tree_once():
     assert {u.split(".")[0] for u in units if u.startswith("tree")} == {
         f"tree{t}" for t in range(4)}
     assert len([u for u in units if u.startswith("extra_")]) == 3
+
+
+# (data_width, leaves, burst_bytes, outstanding, simulator)
+READER_CASES = [(64, 4, 64, 3, "icarus"), (512, 16, 1024, 4, "verilator")]
+
+
+@pytest.mark.parametrize("width,leaves,burst,outstanding,sim", READER_CASES)
+def test_axi_reader_verilog(width, leaves, burst, outstanding, sim):
+    case = f"reader_w{width}_l{leaves}_{sim}"
+    source = write_unit("reader", case, data_width=width, leaves=leaves, burst_bytes=burst,
+                        outstanding=outstanding)
+    run_bench([source], "reader", "sim.cocotb_axi", case, sim=sim, env={
+        "TOPSORT_ENGINE": "reader", "TOPSORT_DATA_WIDTH": width, "TOPSORT_LEAVES": leaves,
+        "TOPSORT_BURST_BYTES": burst, "TOPSORT_OUTSTANDING": outstanding})
+
+
+# (data_width, ports, burst_bytes, batch_bytes, simulator)
+WRITER_CASES = [(64, 1, 64, 4096, "icarus"), (64, 4, 128, 256, "icarus"),
+                (512, 4, 4096, 4096, "verilator")]
+
+
+@pytest.mark.parametrize("width,ports,burst,batch,sim", WRITER_CASES)
+def test_axi_writer_verilog(width, ports, burst, batch, sim):
+    case = f"writer_w{width}_p{ports}_{sim}"
+    source = write_unit("writer", case, data_width=width, ports=ports, burst_bytes=burst,
+                        batch_bytes=batch, outstanding=3)
+    run_bench([source], "writer", "sim.cocotb_axi", case, sim=sim, env={
+        "TOPSORT_ENGINE": "writer", "TOPSORT_DATA_WIDTH": width, "TOPSORT_PORTS": ports,
+        "TOPSORT_BURST_BYTES": burst, "TOPSORT_BATCH_BYTES": batch, "TOPSORT_OUTSTANDING": 3})

@@ -53,6 +53,16 @@ def _parser():
                       help="trees reused in phase 2 r (reuse; default 4)")
     unit.add_argument("--leaf-depth", type=int, default=None,
                       help="bundles per leaf buffer (tree, reuse; default 256)")
+    unit.add_argument("--data-width", type=int, default=None,
+                      help="AXI data width in bits (reader, writer; default 512)")
+    unit.add_argument("--burst-bytes", type=int, default=None,
+                      help="largest burst (reader default 1024, writer 4096)")
+    unit.add_argument("--outstanding", type=int, default=None,
+                      help="bursts in flight per port (reader, writer; default 4)")
+    unit.add_argument("--ports", type=int, default=None,
+                      help="AXI ports the output is batched over (writer; default 1)")
+    unit.add_argument("--batch-bytes", type=int, default=None,
+                      help="output batch size with several ports (writer; default 4096)")
     _add_record_options(unit)
     unit.add_argument("--name", default=None, help="top-level module name (default: KIND)")
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
@@ -83,7 +93,10 @@ def _unit(args):
     try:
         component = build_unit(args.kind, key_bits=args.key_bits, value_bits=args.value_bits,
                                rate=args.rate, stages=args.stages, descending=args.descending,
-                               leaves=args.leaves, trees=args.trees, leaf_depth=args.leaf_depth)
+                               leaves=args.leaves, trees=args.trees, leaf_depth=args.leaf_depth,
+                               data_width=args.data_width, burst_bytes=args.burst_bytes,
+                               outstanding=args.outstanding, ports=args.ports,
+                               batch_bytes=args.batch_bytes)
         text = emit_verilog(component, name)
     except (TypeError, ValueError) as error:
         # The half-built component of a rejected parameter is garbage, not a design mistake.

@@ -4,6 +4,7 @@ import os
 
 from amaranth.back import verilog
 
+from .axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from .merge import BitonicMerger, CompareSwap, MmsMergeUnit
 from .records import RecordLayout
 from .tree import MergeTree, ReuseSwitch
@@ -34,12 +35,29 @@ def _reuse(record, *, rate, leaves=16, trees=4, leaf_depth=256, **_):
     return ReuseSwitch(record, trees, rate, leaves, leaf_depth=leaf_depth)
 
 
+def _axi_params(data_width=512, leaves=1, **_):
+    return AxiParams(data_width=data_width, id_width=max(1, (leaves - 1).bit_length()))
+
+
+def _reader(record, *, leaves=16, data_width=512, burst_bytes=1024, outstanding=4, **_):
+    return AxiReadEngine(_axi_params(data_width, leaves), leaves, burst_bytes=burst_bytes,
+                         max_outstanding=outstanding)
+
+
+def _writer(record, *, ports=1, data_width=512, burst_bytes=4096, batch_bytes=4096,
+            outstanding=4, **_):
+    return AxiWriteEngine(_axi_params(data_width), ports, burst_bytes=burst_bytes,
+                          batch_bytes=batch_bytes, max_outstanding=outstanding)
+
+
 UNIT_KINDS = {
     "cas": (_cas, "compare-swap cell (combinational): a, b -> first, second"),
     "bitonic": (_bitonic, "bitonic merge of two sorted bundles: streams a, b -> o"),
     "mms": (_mms, "MMS streaming merge unit: run streams a, b -> o"),
     "tree": (_tree, "merge tree (p, l): leaf streams i[0..l-1] -> root o"),
     "reuse": (_reuse, "trees plus phase-2 units: leaves i[...], mode -> o[0..r-1] or wide"),
+    "reader": (_reader, "AXI4 read engine: region commands cmd -> axi master, beats leaf[...]"),
+    "writer": (_writer, "AXI4 write engine: job cmd, beats i -> axi[0..ports-1] masters"),
 }
 
 
@@ -47,7 +65,8 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
     """Return the component for ``kind``.
 
     ``params`` are those of the kind's factory (``rate``, ``stages``, ``descending``,
-    ``leaves``, ``trees``, ``leaf_depth``); ones a kind does not use are ignored.
+    ``leaves``, ``trees``, ``leaf_depth``, ``data_width``, ``burst_bytes``, ``batch_bytes``,
+    ``outstanding``, ``ports``); ones a kind does not use are ignored.
     """
     if kind not in UNIT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(UNIT_KINDS)}, not {kind!r}")

@@ -3,7 +3,7 @@
 from .beats import BeatLayout
 from .control import ControlRegisters, RegisterMap
 from .reader import AxiReadEngine
-from .signature import AxiLiteSignature, AxiParams, Axi4Signature
+from .signature import Axi4Signature, AxiLiteSignature, AxiParams
 from .writer import AxiWriteEngine
 
 __all__ = ["AxiParams", "Axi4Signature", "AxiLiteSignature", "BeatLayout", "AxiReadEngine",

@@ -212,10 +212,12 @@ class ControlRegisters(wiring.Component):
     ready, done : In(1)
         One-cycle pulses from the kernel: it took the start, it finished.
     idle : In(1)
+        Read as ap_idle one cycle later, registered like ap_done.
     interrupt : Out(1)
     args : Out(StructLayout({name: bits}))
     status : In(32)
     counters : In(StructLayout({name: 64}))
+        Like ``args``, one packed port in emitted Verilog (``counters[64*i+63:64*i]``).
     """
 
     def __init__(self, args, counters=(), addr_width=12):

@@ -7,7 +7,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
-from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, AxiParams, Axi4Signature
+from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
 __all__ = ["AxiReadEngine", "region_layout"]
 

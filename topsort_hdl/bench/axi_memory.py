@@ -60,9 +60,9 @@ class AxiProtocolChecker:
 
     Checked: AxBURST is INCR, AxSIZE is the full data width, the address is beat aligned, no
     burst crosses a 4 KB page, VALID and the payload are held until READY, WLAST is on the last
-    beat of its burst and only there, no more than ``max_outstanding`` bursts of each direction
-    are in flight (issued and not yet answered by RLAST / BVALID), and no beat arrives for a
-    burst that was never issued.
+    beat of its burst and only there (data may run ahead of its address), no more than
+    ``max_outstanding`` bursts of each direction are in flight (issued and not yet answered by
+    RLAST / BVALID), and no beat or response arrives for a burst that was never issued.
     """
 
     def __init__(self, data_width, max_outstanding=None, name="axi"):
@@ -71,9 +71,9 @@ class AxiProtocolChecker:
         self.max_outstanding = max_outstanding
         self.name = name
         self.waiting = {}        # channel -> payload offered and not yet taken
-        self.write_bursts = deque()  # AWLEN of accepted AW bursts whose data is not all sent
-        self.w_beats = 0         # W beats sent for the burst at the head of write_bursts
-        self.early_w = deque()   # burst lengths completed on W before their AW (legal in AXI4)
+        self.aw_lengths = deque()  # beats of accepted AW bursts not matched with their data
+        self.w_done = deque()    # beats of W bursts ended by WLAST not matched with an AW
+        self.w_beats = 0         # W beats of the burst in progress
         self.reads_in_flight = 0
         self.writes_in_flight = 0
         self.bursts = {"ar": [], "aw": []}  # (id, addr, len) of every accepted burst, in order
@@ -133,19 +133,23 @@ class AxiProtocolChecker:
             if self.max_outstanding and self.writes_in_flight > self.max_outstanding:
                 self.fail(f"{self.writes_in_flight} write bursts in flight, limit "
                           f"{self.max_outstanding}")
-            self.write_bursts.append(s["awlen"] + 1)
+            self.aw_lengths.append(s["awlen"] + 1)
         if self._check_stable("w", s):
+            # AXI4 lets write data run ahead of its address: match bursts in order.
             self.w_beats += 1
-            if self.write_bursts:
-                expected_last = self.w_beats == self.write_bursts[0]
-                if bool(s["wlast"]) != expected_last:
+            known = len(self.w_done) < len(self.aw_lengths)
+            if known:
+                expected = self.aw_lengths[len(self.w_done)]
+                if bool(s["wlast"]) != (self.w_beats == expected):
                     self.fail(f"WLAST={s['wlast']} on beat {self.w_beats} of a "
-                              f"{self.write_bursts[0]}-beat burst")
-                if expected_last:
-                    self.write_bursts.popleft()
-                    self.w_beats = 0
-            elif s["wlast"]:
-                self.fail("write data before its address (our masters never do that)")
+                              f"{expected}-beat burst")
+            if s["wlast"]:
+                self.w_done.append(self.w_beats)
+                self.w_beats = 0
+        while self.aw_lengths and self.w_done:
+            expected, sent = self.aw_lengths.popleft(), self.w_done.popleft()
+            if sent != expected:
+                self.fail(f"a {expected}-beat write burst carried {sent} beats")
         if s["bvalid"] and s["bready"]:
             if self.writes_in_flight == 0:
                 self.fail("write response for a burst that was never issued")
@@ -153,7 +157,8 @@ class AxiProtocolChecker:
 
     def idle(self):
         """Fail unless every burst issued has been answered and no data is half sent."""
-        if self.reads_in_flight or self.writes_in_flight or self.w_beats or self.write_bursts:
+        if (self.reads_in_flight or self.writes_in_flight or self.w_beats or self.aw_lengths
+                or self.w_done):
             self.fail(f"not idle: {self.reads_in_flight} reads and {self.writes_in_flight} "
                       f"writes in flight, {self.w_beats} beats of an unfinished burst")
 
