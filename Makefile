@@ -16,7 +16,7 @@ help:
 	@echo "make test       set up, then run the default test suite (what CI runs)"
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
-	@echo "make bench      measure merge units and trees in simulation against golden results"
+	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
 	@echo "make verilog    write the standalone merge units under build/units/"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
@@ -47,6 +47,7 @@ test-all: setup
 bench: setup
 	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden benchmarks/golden/mms.json
 	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden benchmarks/golden/tree.json
+	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden benchmarks/golden/axi.json
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl sim tests platforms

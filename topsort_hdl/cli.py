@@ -68,8 +68,9 @@ def _parser():
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
 
     bench = commands.add_parser("bench", help="measure blocks in simulation")
-    bench.add_argument("block", choices=["mms", "tree"],
-                       help="mms: merge unit per E; tree: merge trees and the phase-2 tree")
+    bench.add_argument("block", choices=["mms", "tree", "axi"],
+                       help="mms: merge unit per E; tree: merge trees and the phase-2 tree; "
+                            "axi: read and write engine bandwidth")
     bench.add_argument("--rate", type=int, action="append",
                        help="mms only: records per bundle E; repeat for several "
                             "(default 1 2 4 8 16)")
@@ -121,7 +122,10 @@ def _bench(args):
     else:
         if args.rate:
             raise UsageError("--rate applies to 'bench mms' only")
-        results, keys = _bench_tree(), ("shape", "workload")
+        if args.block == "tree":
+            results, keys = _bench_tree(), ("shape", "workload")
+        else:
+            results, keys = _bench_axi(), ("engine", "case")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({args.block: results}, indent=2) + "\n")
@@ -156,6 +160,19 @@ def _bench_mms(args):
               f"{m.long_run_bundles}+{m.long_run_bundles} bundles, {m.bubbles} bubbles;  "
               f"1+1-bundle runs {m.short_records_per_cycle:6.3f} ({m.short_bubbles} bubbles);  "
               f"latency {m.latency} cycles;  {m.comparators} comparators  [{m.seconds:.1f} s]",
+              flush=True)
+    return results
+
+
+def _bench_axi():
+    from .bench.axi import BENCH_CASES
+
+    results = []
+    for measure, params in BENCH_CASES:
+        m = measure(**params)
+        results.append(m.as_dict())
+        print(f"{m.engine:<6} {m.case:<42} {m.bytes_per_cycle:7.2f} bytes/cycle "
+              f"({m.efficiency:.3f} of the port width);  {m.cycles} cycles  [{m.seconds:.1f} s]",
               flush=True)
     return results
 

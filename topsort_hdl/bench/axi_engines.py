@@ -78,27 +78,31 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
             await ctx.tick().until(cmd.ready)
             ctx.set(cmd.valid, 0)
 
-    def consumer(leaf):
-        stream = engine.leaf[leaf]
-
-        async def process(ctx):
-            current = bytearray()
-            while len(run.regions[leaf]) < expected[leaf]:
-                ready = rng.random() >= leaf_stall
-                ctx.set(stream.ready, ready)
-                _, _, valid, value = await ctx.tick().sample(stream.valid,
-                                                             stream.payload.as_value())
-                if ready and valid:
-                    word, begin, end, last = layout.unpack(value)
-                    current += word.to_bytes(engine.params.beat_bytes, "little")[begin:end]
+    async def consumers(ctx):
+        # One process for every leaf: a process per leaf costs more than the design itself.
+        leaves = range(engine.leaves)
+        current = [bytearray() for _ in leaves]
+        signals = [s for leaf in leaves for s in (engine.leaf[leaf].valid,
+                                                  engine.leaf[leaf].payload.as_value())]
+        while any(len(run.regions[leaf]) < expected[leaf] for leaf in leaves):
+            ready = [len(run.regions[leaf]) < expected[leaf] and rng.random() >= leaf_stall
+                     for leaf in leaves]
+            for leaf in leaves:
+                ctx.set(engine.leaf[leaf].ready, ready[leaf])
+            sampled = (await ctx.tick().sample(*signals))[2:]
+            for leaf in leaves:
+                if ready[leaf] and sampled[2 * leaf]:
+                    word, begin, end, last = layout.unpack(sampled[2 * leaf + 1])
+                    current[leaf] += word.to_bytes(engine.params.beat_bytes,
+                                                   "little")[begin:end]
                     run.beats += 1
                     state["last_beat"] = state["cycle"]
                     if last:
-                        run.regions[leaf].append(bytes(current))
-                        current = bytearray()
-            ctx.set(stream.ready, 1)
-            state["finished"].add(leaf)
-        return process
+                        run.regions[leaf].append(bytes(current[leaf]))
+                        current[leaf] = bytearray()
+        for leaf in leaves:
+            ctx.set(engine.leaf[leaf].ready, 1)
+        state["finished"].update(leaves)
 
     async def supervisor(ctx):
         while len(state["finished"]) < engine.leaves:
@@ -118,8 +122,7 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     simulator.add_process(clock)
     port.add_to(simulator)
     simulator.add_testbench(commander, background=True)
-    for leaf in range(engine.leaves):
-        simulator.add_testbench(consumer(leaf), background=True)
+    simulator.add_testbench(consumers, background=True)
     simulator.add_testbench(supervisor)
     simulator.run()
     return run

@@ -193,6 +193,7 @@ class AxiMemory:
         self.responses = deque()  # (due cycle, id, resp)
         self.read_beats = 0
         self.write_beats = 0
+        self.beat_cycles = {"r": [None, None], "w": [None, None]}  # first and last data beat
 
     def _error(self, addr, beats):
         end = addr + beats * self.beat_bytes
@@ -200,6 +201,12 @@ class AxiMemory:
 
     def _go(self):
         return self.rng.random() >= self.stall
+
+    def _count(self, channel):
+        span = self.beat_cycles[channel]
+        if span[0] is None:
+            span[0] = self.cycle
+        span[1] = self.cycle
 
     def add_to(self, simulator):
         simulator.add_testbench(self._process, background=True)
@@ -261,6 +268,7 @@ class AxiMemory:
                 self.reads.append([self.cycle + self.latency, s["arid"], s["araddr"], beats,
                                    self._error(s["araddr"], beats), False])
             if holding_r is not None and s["rready"]:
+                self._count("r")
                 self.read_beats += 1
                 holding_r[2] += self.beat_bytes
                 holding_r[3] -= 1
@@ -273,6 +281,7 @@ class AxiMemory:
                                     self._error(s["awaddr"], beats)])
             if s["wvalid"] and s["wready"]:
                 burst = self.writes[0]
+                self._count("w")
                 self.write_beats += 1
                 if not burst[3]:
                     self.memory.write(burst[1], s["wdata"].to_bytes(self.beat_bytes, "little"),

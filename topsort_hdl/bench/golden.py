@@ -15,6 +15,7 @@ TOLERANCES = {
     "latency": ("lower", 0),
     "comparators": ("lower", 0),
     "efficiency": ("higher", 0.005),
+    "bytes_per_cycle": ("higher", 0.3),
 }
 
 
