@@ -22,7 +22,13 @@ def run_cli(*args):
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["unit", "mms"], "the following arguments are required: --out"),
     (["unit", "tree2", "--out", "x.v"],
-     "kind must be one of cas, bitonic, mms, tree, reuse, not 'tree2'"),
+     "kind must be one of cas, bitonic, mms, tree, reuse, reader, writer, not 'tree2'"),
+    (["unit", "reader", "--burst-bytes", "8192", "--out", "x.v"],
+     "burst_bytes must be a power of two between 64 and 4096, not 8192"),
+    (["unit", "writer", "--ports", "3", "--out", "x.v"],
+     "ports must be a power of two between 1 and 16, not 3"),
+    (["unit", "reader", "--data-width", "100", "--out", "x.v"],
+     "data_width must be a power of two between 32 and 1024, not 100"),
     (["unit", "mms", "--rate", "6", "--out", "x.v"],
      "rate must be a power of two between 1 and 32, not 6"),
     (["unit", "mms", "--rate", "four", "--out", "x.v"], "invalid int value: 'four'"),
@@ -102,4 +108,22 @@ def test_unit_tree_and_reuse_ports(tmp_path):
     assert "module switch(" in header
     for port in ("mode", "i__3__payload", "o__0__valid", "o__1__payload", "wide__payload",
                  "wide__ready"):
+        assert port in header
+
+
+def test_unit_axi_engine_ports(tmp_path):
+    out = tmp_path / "writer.v"
+    result = run_cli("unit", "writer", "--ports", "2", "--data-width", "64", "--burst-bytes",
+                     "256", "--batch-bytes", "512", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    header = out.read_text().split(");", 1)[0]
+    for port in ("axi__0__awaddr", "axi__1__wstrb", "cmd__payload", "i__payload", "done",
+                 "error"):
+        assert port in header
+    assert "input [127:0] i__payload;" in out.read_text()   # two 64-bit beats per transfer
+    out = tmp_path / "reader.v"
+    result = run_cli("unit", "reader", "--leaves", "3", "--data-width", "128", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    header = out.read_text().split(");", 1)[0]
+    for port in ("axi__arid", "axi__rdata", "leaf__2__payload", "leaf__2__ready", "idle"):
         assert port in header

@@ -8,7 +8,7 @@ port called ``m_axi`` flattens to ``m_axi__awaddr`` and cocotbext-axi finds it w
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..records import check_power_of_two, check_range
+from ..records import check_int, check_range
 
 __all__ = [
     "BURST_INCR", "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR",
@@ -21,6 +21,14 @@ RESP_OKAY, RESP_EXOKAY, RESP_SLVERR, RESP_DECERR = 0b00, 0b01, 0b10, 0b11
 PAGE_BYTES = 4096          # no INCR burst may cross a 4 KB boundary
 MAX_BURST_BEATS = 256      # AxLEN is 8 bits in AXI4
 AXI_CACHE_MODIFIABLE = 0b0011  # bufferable + modifiable: what Vitis' own kernels drive
+
+
+def check_power_in_range(name, value, low, high):
+    """Return ``value`` if it is a power of two in ``[low, high]``, else raise."""
+    check_int(name, value)
+    if value < low or value > high or value & (value - 1):
+        raise ValueError(f"{name} must be a power of two between {low} and {high}, not {value}")
+    return value
 
 
 class AxiParams:
@@ -37,10 +45,7 @@ class AxiParams:
     """
 
     def __init__(self, data_width=512, addr_width=64, id_width=1):
-        check_power_of_two("data_width", data_width, high=1024)
-        if data_width < 32:
-            raise ValueError(f"data_width must be a power of two between 32 and 1024, "
-                             f"not {data_width}")
+        check_power_in_range("data_width", data_width, 32, 1024)
         check_range("addr_width", addr_width, 12, 64)
         check_range("id_width", id_width, 1, 16)
         self.data_width = data_width
@@ -59,11 +64,7 @@ class AxiParams:
     def check_burst_bytes(self, name, burst_bytes):
         """A burst size must be a power of two, at least one beat, at most 4 KB and 256 beats."""
         high = min(PAGE_BYTES, MAX_BURST_BEATS * self.beat_bytes)
-        check_power_of_two(name, burst_bytes, high=high)
-        if burst_bytes < self.beat_bytes:
-            raise ValueError(f"{name} must be a power of two between {self.beat_bytes} "
-                             f"(one {self.data_width}-bit beat) and {high}, not {burst_bytes}")
-        return burst_bytes
+        return check_power_in_range(name, burst_bytes, self.beat_bytes, high)
 
     def __eq__(self, other):
         return (isinstance(other, AxiParams) and
