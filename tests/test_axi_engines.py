@@ -117,12 +117,13 @@ def test_reader_rejects_bad_commands_without_touching_memory():
     assert run.memory.checker.bursts["ar"] == [(1, 0x100, 0)]
 
 
-def write_jobs(rng, ports, beat, count, largest):
+def write_jobs(rng, ports, beat, count, largest, slots=1, batch=4096):
     jobs = []
     for k in range(count):
         length = rng.choice([0, 1, beat - 1, beat + 1, ports * beat, rng.randrange(largest)])
-        bases = [(k * 16 + j) * CHANNEL // 4 + beat * rng.randrange(4096 // beat)
-                 for j in range(ports)]
+        align = batch if slots > 1 else beat
+        bases = [(k * 64 + j) * CHANNEL // 16 + align * rng.randrange(4096 // align + 1)
+                 for j in range(ports * slots)]
         jobs.append((bases, rng.randbytes(length)))
     return jobs
 
@@ -133,13 +134,17 @@ def check_writes(engine, jobs, run, memory):
     expected_bursts = [[] for _ in range(engine.ports)]
     for bases, payload in jobs:
         per_port = [0] * engine.ports
-        chunks = batch_chunks(len(payload), bases, engine.batch_bytes)
+        chunks = batch_chunks(len(payload), bases, engine.batch_bytes, engine.slots)
         for k, (offset, addr, length) in enumerate(chunks):
             assert memory.read(addr, length) == payload[offset:offset + length]
             touched.update(range(addr, addr + length))
             per_port[k % engine.ports] += length
-        for j, base in enumerate(bases):
-            expected_bursts[j] += read_bursts(base, per_port[j], beat, engine.burst_bytes)
+            if engine.slots > 1:   # batches are whole bursts, each in its slot
+                expected_bursts[k % engine.ports] += read_bursts(addr, length, beat,
+                                                                 engine.burst_bytes)
+        if engine.slots == 1:      # each port's region is contiguous
+            for j, base in enumerate(bases):
+                expected_bursts[j] += read_bursts(base, per_port[j], beat, engine.burst_bytes)
     assert memory.written <= touched, "bytes written outside the jobs' regions"
     for j, port in enumerate(run.memories):
         issued = [(addr, length + 1) for _, addr, length in port.checker.bursts["aw"]]
@@ -164,6 +169,19 @@ def test_writer_lays_out_every_job(ports, data_width, burst, batch, memory_kind)
     assert run.errors == [0] * len(jobs)
 
 
+@pytest.mark.parametrize("ports,slots", [(1, 4), (2, 2), (4, 4)])
+def test_writer_batches_round_robin_over_slots(ports, slots):
+    params = AxiParams(data_width=64, id_width=1)
+    engine = AxiWriteEngine(params, ports, slots=slots, burst_bytes=64, batch_bytes=128,
+                            max_outstanding=3)
+    rng = random.Random(ports * slots)
+    jobs = write_jobs(rng, ports, params.beat_bytes, 4, 30 * 128 * ports, slots, 128)
+    memory = SparseMemory()
+    run = run_writer(engine, jobs, memory=memory, stall=0.2, gap=0.2, latency=7)
+    check_writes(engine, jobs, run, memory)
+    assert run.errors == [0] * len(jobs)
+
+
 def test_writer_flags_error_responses_and_completes():
     params = AxiParams(data_width=64, id_width=1)
     engine = AxiWriteEngine(params, 1, burst_bytes=64)
@@ -180,6 +198,11 @@ def test_writer_rejects_misaligned_base_without_writing():
             ([0x1000, (1 << 24) - 64], bytes(100))]         # port 1 past the top
     run = run_writer(engine, jobs, memory=memory)
     assert run.errors == [1, 1]
+    assert memory.written == set()
+    # With slots, every base must be aligned to a batch.
+    engine = AxiWriteEngine(params, 1, slots=2, burst_bytes=64, batch_bytes=128, length_bits=24)
+    run = run_writer(engine, [([0x1000, 0x2040], bytes(300))], memory=memory)
+    assert run.errors == [1]
     assert memory.written == set()
     assert all(port.checker.bursts["aw"] == [] for port in run.memories)
 
@@ -200,6 +223,9 @@ def test_writer_rejects_misaligned_base_without_writing():
     (lambda: AxiWriteEngine(AxiParams(), 4, batch_bytes=128), "batch_bytes must be a power of "
                                                               "two of at least 256"),
     (lambda: AxiWriteEngine(AxiParams(), 2, buffer_beats=129), "multiple of ports"),
+    (lambda: AxiWriteEngine(AxiParams(), 1, slots=3), "slots must be a power of two"),
+    (lambda: AxiWriteEngine(AxiParams(), 1, slots=2, batch_bytes=1024),
+     "batch_bytes must be at least burst_bytes"),
 ])
 def test_engine_parameter_errors(factory, message):
     _, text = constructor_error(factory)

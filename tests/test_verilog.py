@@ -107,16 +107,17 @@ def test_axi_reader_verilog(width, leaves, burst, outstanding, sim):
         "TOPSORT_BURST_BYTES": burst, "TOPSORT_OUTSTANDING": outstanding})
 
 
-# (data_width, ports, burst_bytes, batch_bytes, simulator)
-WRITER_CASES = [(64, 1, 64, 4096, "icarus"), (64, 4, 128, 256, "icarus"),
-                (512, 4, 4096, 4096, "verilator")]
+# (data_width, ports, slots, burst_bytes, batch_bytes, simulator)
+WRITER_CASES = [(64, 1, 1, 64, 4096, "icarus"), (64, 4, 1, 128, 256, "icarus"),
+                (64, 2, 2, 128, 256, "icarus"), (512, 4, 4, 4096, 4096, "verilator")]
 
 
-@pytest.mark.parametrize("width,ports,burst,batch,sim", WRITER_CASES)
-def test_axi_writer_verilog(width, ports, burst, batch, sim):
-    case = f"writer_w{width}_p{ports}_{sim}"
-    source = write_unit("writer", case, data_width=width, ports=ports, burst_bytes=burst,
-                        batch_bytes=batch, outstanding=3)
+@pytest.mark.parametrize("width,ports,slots,burst,batch,sim", WRITER_CASES)
+def test_axi_writer_verilog(width, ports, slots, burst, batch, sim):
+    case = f"writer_w{width}_p{ports}_s{slots}_{sim}"
+    source = write_unit("writer", case, data_width=width, ports=ports, slots=slots,
+                        burst_bytes=burst, batch_bytes=batch, outstanding=3)
     run_bench([source], "writer", "sim.cocotb_axi", case, sim=sim, env={
         "TOPSORT_ENGINE": "writer", "TOPSORT_DATA_WIDTH": width, "TOPSORT_PORTS": ports,
-        "TOPSORT_BURST_BYTES": burst, "TOPSORT_BATCH_BYTES": batch, "TOPSORT_OUTSTANDING": 3})
+        "TOPSORT_SLOTS": slots, "TOPSORT_BURST_BYTES": burst, "TOPSORT_BATCH_BYTES": batch,
+        "TOPSORT_OUTSTANDING": 3})

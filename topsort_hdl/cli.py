@@ -61,6 +61,8 @@ def _parser():
                       help="bursts in flight per port (reader, writer; default 4)")
     unit.add_argument("--ports", type=int, default=None,
                       help="AXI ports the output is batched over (writer; default 1)")
+    unit.add_argument("--slots", type=int, default=None,
+                      help="regions per port the batches rotate over (writer; default 1)")
     unit.add_argument("--batch-bytes", type=int, default=None,
                       help="output batch size with several ports (writer; default 4096)")
     _add_record_options(unit)
@@ -96,7 +98,7 @@ def _unit(args):
                                rate=args.rate, stages=args.stages, descending=args.descending,
                                leaves=args.leaves, trees=args.trees, leaf_depth=args.leaf_depth,
                                data_width=args.data_width, burst_bytes=args.burst_bytes,
-                               outstanding=args.outstanding, ports=args.ports,
+                               outstanding=args.outstanding, ports=args.ports, slots=args.slots,
                                batch_bytes=args.batch_bytes)
         text = emit_verilog(component, name)
     except (TypeError, ValueError) as error:

@@ -44,9 +44,9 @@ def _reader(record, *, leaves=16, data_width=512, burst_bytes=1024, outstanding=
                          max_outstanding=outstanding)
 
 
-def _writer(record, *, ports=1, data_width=512, burst_bytes=4096, batch_bytes=4096,
+def _writer(record, *, ports=1, slots=1, data_width=512, burst_bytes=4096, batch_bytes=4096,
             outstanding=4, **_):
-    return AxiWriteEngine(_axi_params(data_width), ports, burst_bytes=burst_bytes,
+    return AxiWriteEngine(_axi_params(data_width), ports, slots=slots, burst_bytes=burst_bytes,
                           batch_bytes=batch_bytes, max_outstanding=outstanding)
 
 
@@ -66,7 +66,7 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
 
     ``params`` are those of the kind's factory (``rate``, ``stages``, ``descending``,
     ``leaves``, ``trees``, ``leaf_depth``, ``data_width``, ``burst_bytes``, ``batch_bytes``,
-    ``outstanding``, ``ports``); ones a kind does not use are ignored.
+    ``outstanding``, ``ports``, ``slots``); ones a kind does not use are ignored.
     """
     if kind not in UNIT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(UNIT_KINDS)}, not {kind!r}")

@@ -15,14 +15,16 @@ __all__ = ["AxiWriteEngine"]
 class AxiWriteEngine(wiring.Component):
     """Write one job's stream of beats through ``ports`` AXI4 masters.
 
-    A command gives the job's length in bytes and one beat-aligned base address per port. The
-    stream ``i`` carries ``ports`` beats per transfer (beat 0 first: lowest addresses). With one
-    port the job is written contiguously from its base. With several, the stream is cut into
-    batches of ``batch_bytes`` and batch ``k`` goes to port ``k % ports`` at
-    ``base[k % ports] + (k // ports) * batch_bytes`` (the paper's phase-2 output layout), so each
-    port writes its own contiguous region at one beat per cycle while the stream runs at
-    ``ports`` beats per cycle. The job's last transfer may be partly filled; its last beat is
-    written with byte strobes.
+    A command gives the job's length in bytes and ``slots`` beat-aligned base addresses per port
+    (``addr[port * slots + slot]``). The stream ``i`` carries ``ports`` beats per transfer (beat
+    0 first: lowest addresses). With one port and one slot the job is written contiguously from
+    its base. Otherwise the stream is cut into batches of ``batch_bytes``: batch ``k`` goes to
+    port ``k % ports``, and the ``m``-th batch of a port to its slot ``m % slots`` at
+    ``base + (m // slots) * batch_bytes`` (the paper's phase-2 output layout: each port writes
+    round robin into the free channels of its group), so each port writes at one beat per cycle
+    while the stream runs at ``ports`` beats per cycle. The job's last transfer may be partly
+    filled; its last beat is written with byte strobes. With several slots, bases must be
+    aligned to ``batch_bytes``.
 
     Each port buffers its data and issues a burst only once all of its beats are buffered, so W
     never waits in the middle of a burst. Bursts end on ``burst_bytes`` boundaries (no 4 KB
@@ -38,6 +40,8 @@ class AxiWriteEngine(wiring.Component):
     params : AxiParams
     ports : int
         AXI masters, a power of two up to 16.
+    slots : int
+        Regions each port writes its batches into, round robin; a power of two up to 16.
     burst_bytes : int
         Largest burst, a power of two from one beat to 4 KB.
     batch_bytes : int
@@ -51,15 +55,19 @@ class AxiWriteEngine(wiring.Component):
         Width of the job's byte count.
     """
 
-    def __init__(self, params, ports=1, *, burst_bytes=4096, batch_bytes=4096,
+    def __init__(self, params, ports=1, *, slots=1, burst_bytes=4096, batch_bytes=4096,
                  max_outstanding=4, buffer_beats=None, length_bits=36):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
         check_power_of_two("ports", ports, high=16)
+        check_power_of_two("slots", slots, high=16)
         transfer_bytes = ports * params.beat_bytes
         check_power_of_two("batch_bytes", batch_bytes)
         if ports > 1 and batch_bytes < transfer_bytes:
             raise ValueError(f"batch_bytes must be a power of two of at least {transfer_bytes} "
                              f"({ports} beats), not {batch_bytes}")
+        if slots > 1 and batch_bytes < burst_bytes:
+            raise ValueError(f"batch_bytes must be at least burst_bytes ({burst_bytes}) with "
+                             f"several slots, not {batch_bytes}")
         batch_beats = batch_bytes // params.beat_bytes if ports > 1 else 0
         if buffer_beats is None:
             buffer_beats = max(3 * ports, 2 * max(self.burst_beats, batch_beats))
@@ -69,13 +77,14 @@ class AxiWriteEngine(wiring.Component):
                              f"not {buffer_beats}")
         self.params = params
         self.ports = ports
+        self.slots = slots
         self.burst_bytes = burst_bytes
         self.batch_bytes = batch_bytes
         self.max_outstanding = max_outstanding
         self.buffer_beats = buffer_beats
         self.length_bits = length_bits
         self.command_layout = data.StructLayout({
-            "addr": data.ArrayLayout(params.addr_width, ports),
+            "addr": data.ArrayLayout(params.addr_width, ports * slots),
             "bytes": length_bits,
         })
         super().__init__({
@@ -109,8 +118,10 @@ class AxiWriteEngine(wiring.Component):
         batch_left = Signal(range(batch_transfers + 1))
 
         cmd = self.cmd.payload
-        misaligned = Cat(cmd.addr[j][:lane_bits] != 0 for j in range(ports)).any()
-        wraps = Cat((cmd.addr[j] + cmd.bytes)[p.addr_width:] != 0 for j in range(ports)).any()
+        bases = ports * self.slots
+        align_bits = exact_log2(self.batch_bytes) if self.slots > 1 else lane_bits
+        misaligned = Cat(cmd.addr[j][:align_bits] != 0 for j in range(bases)).any()
+        wraps = Cat((cmd.addr[j] + cmd.bytes)[p.addr_width:] != 0 for j in range(bases)).any()
         m.d.comb += self.cmd.ready.eq(~running)
         m.d.comb += self.busy.eq(running)
         m.d.sync += self.done.eq(0)
@@ -160,10 +171,18 @@ class AxiWriteEngine(wiring.Component):
             m.d.comb += [buffer.w_data.eq(entry), buffer.w_en.eq(written)]
 
             # Bursts: issued once every beat of the burst is buffered.
-            address = Signal(p.addr_width - lane_bits, name=f"address{j}")  # next burst's beat
+            # The current slot's next burst, in beats, is a plain register (burst lengths
+            # derive from it); the other slots' addresses wait in `saved`.
+            slots = self.slots
+            address = Signal(p.addr_width - lane_bits, name=f"address{j}")
+            saved = Array(Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
+                          for k in range(slots))
+            slot = Signal(range(max(2, slots)), name=f"slot{j}")
             unsent = Signal(range(self.buffer_beats + 1), name=f"unsent{j}")  # not in a burst
             with m.If(self.cmd.valid & self.cmd.ready):
-                m.d.sync += address.eq(cmd.addr[j][lane_bits:])
+                m.d.sync += [slot.eq(0), address.eq(cmd.addr[j * slots][lane_bits:])]
+                for k in range(1, slots):
+                    m.d.sync += saved[k].eq(cmd.addr[j * slots + k][lane_bits:])
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
             m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
                                        else 1)
@@ -188,6 +207,16 @@ class AxiWriteEngine(wiring.Component):
                     axi.awlen.eq(length - 1),
                     address.eq(address + length),
                 ]
+                if slots > 1:   # a batch is whole bursts: move on when one ends a batch
+                    batch_bits = exact_log2(self.batch_bytes) - lane_bits
+                    following = Signal.like(slot, name=f"following{j}")
+                    m.d.comb += following.eq(slot + 1)
+                    with m.If((address + length)[:batch_bits] == 0):
+                        m.d.sync += [
+                            saved[slot].eq(address + length),
+                            address.eq(saved[following]),
+                            slot.eq(following),
+                        ]
             m.d.comb += [
                 axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
                 axi.awcache.eq(AXI_CACHE_MODIFIABLE),

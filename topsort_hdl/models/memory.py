@@ -3,20 +3,22 @@
 __all__ = ["batch_chunks", "read_bursts"]
 
 
-def batch_chunks(length, bases, batch_bytes):
-    """The write engine's layout of a ``length``-byte stream over ``len(bases)`` ports.
+def batch_chunks(length, bases, batch_bytes, slots=1):
+    """The write engine's layout of a ``length``-byte stream over ``len(bases) // slots``
+    ports of ``slots`` regions each (``bases[port * slots + slot]``).
 
     Yields ``(stream_offset, address, nbytes)``: batch ``k`` of the stream goes to port
-    ``k % ports`` at ``bases[k % ports] + (k // ports) * batch_bytes``. One port writes the
-    stream contiguously from its base.
+    ``k % ports``; the ``m``-th batch of a port to slot ``m % slots`` at
+    ``base + (m // slots) * batch_bytes``. One port and one slot: the stream, contiguously.
     """
-    ports = len(bases)
-    if ports == 1:
+    ports = len(bases) // slots
+    if ports * slots == 1:
         if length:
             yield 0, bases[0], length
         return
     for k, offset in enumerate(range(0, length, batch_bytes)):
-        yield offset, bases[k % ports] + (k // ports) * batch_bytes, \
+        port, m = k % ports, k // ports
+        yield offset, bases[port * slots + m % slots] + (m // slots) * batch_bytes, \
             min(batch_bytes, length - offset)
 
 
