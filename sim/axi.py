@@ -24,19 +24,23 @@ class Pauses:
             yield rng.random() < self.probability
 
 
-def attach_ram(dut, prefix, pauses, mem=None):
+def attach_ram(dut, prefix, pauses, mem=None, clock=None, reset=None, reset_active_level=True):
     """An ``AxiRam`` on the master whose signals are ``<prefix>_awaddr``..., sharing ``mem``
-    (another ram's ``.mem``) when given, every channel paused by ``pauses``."""
+    (another ram's ``.mem``) when given, every channel paused by ``pauses``. ``clock`` and
+    ``reset`` default to ``dut.clk`` and ``dut.rst``."""
     # 16 GB: len() of the default 2**64 overflows; addresses wrap modulo the size.
-    ram = AxiRam(AxiBus.from_prefix(dut, prefix), dut.clk, dut.rst, size=1 << 34, mem=mem)
+    ram = AxiRam(AxiBus.from_prefix(dut, prefix), dut.clk if clock is None else clock,
+                 dut.rst if reset is None else reset, reset_active_level=reset_active_level,
+                 size=1 << 34, mem=mem)
     for channel in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
                     ram.read_if.ar_channel, ram.read_if.r_channel):
         channel.set_pause_generator(pauses.generator())
     return ram
 
 
-def start_monitor(dut, prefix, data_width, max_outstanding=None):
+def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None):
     """Check every cycle of the master ``<prefix>_*`` with :class:`AxiProtocolChecker`."""
+    clock = dut.clk if clock is None else clock
     checker = AxiProtocolChecker(data_width, max_outstanding, name=prefix.rstrip("_"))
     signals = [(name, getattr(dut, f"{prefix}_{name}")) for name in SAMPLED]
     # A payload may be X while its VALID is low (the memory models leave theirs undriven);
@@ -47,7 +51,7 @@ def start_monitor(dut, prefix, data_width, max_outstanding=None):
 
     async def monitor():
         while True:
-            await RisingEdge(dut.clk)
+            await RisingEdge(clock)
             await ReadOnly()
             sample = {}
             for name, signal in signals:

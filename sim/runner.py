@@ -10,7 +10,7 @@ from cocotb_tools.runner import get_runner
 
 from topsort_hdl.units import build_unit, emit_verilog
 
-__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "run_bench", "write_unit"]
+__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "run_bench", "write_kernel", "write_unit"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM_BUILD = ROOT / "build" / "sim"
@@ -45,6 +45,13 @@ def write_unit(kind, case, name=None, **params):
     path = build_dir / f"{name}.v"
     path.write_text(emit_verilog(build_unit(kind, **params), name))
     return path
+
+
+def write_kernel(config, case):
+    """Emit a configuration's kernel Verilog into its case's build directory."""
+    from topsort_hdl.kernel.generate import generate
+
+    return generate(config, SIM_BUILD / case)["verilog"]
 
 
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False):

@@ -1,0 +1,162 @@
+"""cocotb bench for the whole kernel's Verilog (Vitis port names), driven through the host
+library exactly as a host drives a card: records laid out in the tree buffers of a simulated
+HBM (one cocotbext-axi ``AxiRam`` per master over one shared memory, every channel pausing at
+random), arguments and ap_start over ``AxiLiteMaster``, ap_done polled, result reassembled.
+
+Environment: TOPSORT_CONFIG (preset), TOPSORT_SET (JSON list of KEY=VALUE), TOPSORT_MODE
+(``suite`` or ``file``), TOPSORT_INPUT / TOPSORT_OUTPUT / TOPSORT_STATS (file mode),
+TOPSORT_PAUSE (probability a memory channel pauses in a cycle), TOPSORT_SEED.
+"""
+
+import json
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, Timer
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
+from topsort_hdl.kernel.config import config_from
+from topsort_hdl.kernel.kernel import STATUS_BITS
+
+from .axi import Pauses, attach_ram, start_monitor
+
+CONFIG = config_from(os.environ.get("TOPSORT_CONFIG", "tiny"),
+                     json.loads(os.environ.get("TOPSORT_SET", "[]")))
+MODE = os.environ.get("TOPSORT_MODE", "suite")
+PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0.2"))
+SEED = int(os.environ.get("TOPSORT_SEED", "1"))
+def register_map():
+    from topsort_hdl.axi.control import RegisterMap
+    from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
+
+    return RegisterMap(kernel_arguments(CONFIG), kernel_counters(CONFIG))
+
+
+class SimDevice(Device):
+    def __init__(self, dut, pauses):
+        self.dut = dut
+        self.rams = []
+        for i in range(CONFIG.trees):
+            self.rams.append(attach_ram(dut, f"m{i:02d}_axi", pauses,
+                                        mem=self.rams[0].mem if self.rams else None,
+                                        clock=dut.ap_clk, reset=dut.ap_rst_n,
+                                        reset_active_level=False))
+        self.master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk,
+                                    dut.ap_rst_n, reset_active_level=False)
+
+    async def write_register(self, offset, value):
+        await self.master.write_dword(offset, value)
+
+    async def read_register(self, offset):
+        return await self.master.read_dword(offset)
+
+    def write_memory(self, address, data):
+        self.rams[0].write(address, data)
+
+    def read_memory(self, address, length):
+        return self.rams[0].read(address, length)
+
+
+async def bring_up(dut, pauses):
+    dut.ap_rst_n.value = 0
+    device = SimDevice(dut, pauses)
+    Clock(dut.ap_clk, 10, unit="ns").start()
+    await ClockCycles(dut.ap_clk, 4)
+    dut.ap_rst_n.value = 1
+    await ClockCycles(dut.ap_clk, 2)
+    checkers = [start_monitor(dut, f"m{i:02d}_axi", CONFIG.data_width, clock=dut.ap_clk)
+                for i in range(CONFIG.trees)]
+    return device, checkers
+
+
+async def sort_records(dut, device, records):
+    result = await run_sort(device, CONFIG, register_map(), pack_records(records),
+                            poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
+    return result
+
+
+def check_sorted(records, output):
+    got = unpack_records(output)
+    assert [k for k, _ in got] == sorted(k for k, _ in records), "keys out of order"
+    assert sorted(got) == sorted(records), "the (key, value) multiset changed"
+
+
+def workloads(rng):
+    top = (1 << CONFIG.key_bits) - 1
+    cap = CONFIG.capacity
+    rate = CONFIG.rate
+    n = min(cap, 300)
+    yield "shuffled permutation", [(k, i) for i, k in enumerate(rng.sample(range(n), n))]
+    yield "all equal keys", [(7, i) for i in range(n)]
+    yield "keys 0 and all-ones", [(rng.choice([0, top, rng.randrange(top)]), i)
+                                  for i in range(n)]
+    yield "already sorted", [(k, i) for i, k in enumerate(sorted(rng.randrange(top)
+                                                                  for _ in range(n)))]
+    yield "reversed", [(k, i) for i, k in enumerate(sorted((rng.randrange(top)
+                                                            for _ in range(n)), reverse=True))]
+    yield "few distinct keys", [(rng.choice([3, 1 << 20, top]), i) for i in range(n)]
+    yield "one record", [(rng.randrange(top), 5)]
+    yield "fewer than a bundle", [(rng.randrange(top), i) for i in range(max(1, rate - 1))]
+    yield "no multiple of anything", [(rng.randrange(top), i) for i in range(n - 17 | 1)]
+
+
+@cocotb.test(skip=MODE != "suite")
+async def kernel_sorts_every_workload_back_to_back(dut):
+    """Many jobs without reset; every AXI channel pauses at random; exact results."""
+    rng = random.Random(SEED)
+    device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
+    for name, records in workloads(rng):
+        result = await sort_records(dut, device, records)
+        check_sorted(records, result.output)
+        for checker in checkers:
+            checker.idle()
+        dut._log.info("%s: %d records, phase 1 %d cycles, phase 2 %d cycles", name,
+                      len(records), result.phase1_cycles, result.phase2_cycles)
+
+
+@cocotb.test(skip=MODE != "suite")
+async def kernel_flags_bad_arguments_without_memory_traffic(dut):
+    rng = random.Random(SEED + 1)
+    device, checkers = await bring_up(dut, Pauses(rng, 0.0))
+    buffers = [2 * i * CONFIG.channel_bytes for i in range(CONFIG.trees)]
+    cases = [
+        ("capacity", CONFIG.capacity + 1, buffers),
+        ("alignment", 10, buffers[:-1] + [buffers[-1] + 64]),
+        ("overlap", 10, [buffers[1] + CONFIG.channel_bytes] + buffers[1:]),
+    ]
+    for bit, count, bases in cases:
+        records = [(rng.randrange(1 << 32), i) for i in range(count)] if count < 10_000 \
+            else []
+        data = pack_records(records) if records else bytes(count * CONFIG.record_bytes)
+        try:
+            await run_sort(device, CONFIG, register_map(), data, buffers=bases,
+                           poll_interval=lambda: ClockCycles(dut.ap_clk, 5))
+        except KernelError as error:
+            assert error.status == 1 << STATUS_BITS[bit], (bit, hex(error.status))
+        else:
+            raise AssertionError(f"{bit}: the kernel accepted bad arguments")
+        for checker in checkers:
+            assert checker.bursts["ar"] == [] and checker.bursts["aw"] == [], bit
+    # And a good job right after.
+    records = [(rng.randrange(1 << 32), i) for i in range(50)]
+    check_sorted(records, (await sort_records(dut, device, records)).output)
+
+
+@cocotb.test(skip=MODE != "file")
+async def sort_file(dut):
+    """``topsort-hdl sort``: the records of TOPSORT_INPUT into TOPSORT_OUTPUT."""
+    rng = random.Random(SEED)
+    device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
+    data = open(os.environ["TOPSORT_INPUT"], "rb").read()
+    result = await run_sort(device, CONFIG, register_map(), data,
+                            poll_interval=lambda: ClockCycles(dut.ap_clk, 50))
+    with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
+        out.write(result.output)
+    with open(os.environ["TOPSORT_STATS"], "w") as out:
+        json.dump({"phase1_cycles": result.phase1_cycles,
+                   "phase2_cycles": result.phase2_cycles, "status": result.status,
+                   "records": len(data) // CONFIG.record_bytes}, out)
+    await Timer(1, unit="ns")

@@ -1,0 +1,21 @@
+"""The whole kernel's Verilog, driven through the host library (sim/cocotb_kernel.py)."""
+
+import pytest
+
+from sim.runner import run_bench, write_kernel
+from topsort_hdl.kernel.config import config_from
+
+
+def test_tiny_kernel_in_icarus():
+    case = "kernel_tiny_icarus"
+    source = write_kernel(config_from("tiny"), case)
+    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+              env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2})
+
+
+@pytest.mark.slow
+def test_u280_kernel_in_verilator():
+    case = "kernel_u280_verilator"
+    source = write_kernel(config_from("u280"), case)
+    run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
+              env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.1, "TOPSORT_MODE": "u280"})

@@ -1,0 +1,328 @@
+"""The two-phase TopSort kernel, and its Verilog with the names Vitis expects."""
+
+from amaranth.back import verilog
+from amaranth.hdl import (
+    C,
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    Module,
+    Mux,
+    ResetInserter,
+    ResetSignal,
+    Signal,
+)
+from amaranth.hdl._ir import PortDirection
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi.signature import Axi4Signature, AxiLiteSignature
+from ..tree import MergeTree, ReuseSwitch
+from .controller import COUNT_BITS, TreeController
+from .feeder import LeafFeeder
+from .packer import RootPacker
+
+__all__ = ["TopSortKernel", "kernel_arguments", "kernel_counters", "kernel_verilog",
+           "STATUS_BITS", "CONTROL_ADDR_WIDTH"]
+
+CONTROL_ADDR_WIDTH = 12
+LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
+# Status register bits (0x.. "status"): why a job ended without sorting, or what went wrong.
+STATUS_BITS = {
+    "capacity": 0,      # more records than the configuration holds
+    "alignment": 1,     # a buffer not aligned to a batch, or past the top of the address space
+    "overlap": 2,       # two tree buffers overlap
+    "read_error": 3,    # an error response (or a bad command) on a read port
+    "write_error": 4,   # an error response on a write port
+}
+READ_FROM_MASTER = ("arid", "araddr", "arlen", "arsize", "arburst", "arlock", "arcache",
+                    "arprot", "arqos", "arvalid", "rready")
+READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
+WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache",
+                     "awprot", "awqos", "awvalid", "wdata", "wstrb", "wlast", "wvalid", "bready")
+WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
+
+
+def kernel_arguments(config):
+    """The kernel's arguments, in register order: the record count, then each tree's buffer
+    (its two channels, ``2 * channel_bytes``; tree i's data start in its first half)."""
+    return [("records", 64)] + [(f"buffer{i:02d}", 64) for i in range(config.trees)]
+
+
+def kernel_counters(config):
+    return ["phase1_cycles", "phase2_cycles"]
+
+
+def _connect_read(m, port, reader):
+    for name in READ_FROM_MASTER:
+        m.d.comb += getattr(port, name).eq(getattr(reader, name))
+    for name in READ_TO_MASTER:
+        m.d.comb += getattr(reader, name).eq(getattr(port, name))
+
+
+def _connect_write(m, port, writer, enable=None):
+    for name in WRITE_FROM_MASTER:
+        source = getattr(writer, name)
+        if enable is None:
+            m.d.comb += getattr(port, name).eq(source)
+        else:
+            with m.If(enable):
+                m.d.comb += getattr(port, name).eq(source)
+    for name in WRITE_TO_MASTER:
+        value = getattr(port, name)
+        m.d.comb += getattr(writer, name).eq(value if enable is None else
+                                             value & enable if len(value) == 1 else value)
+
+
+class TopSortKernel(wiring.Component):
+    """The whole accelerator for one :class:`KernelConfig`.
+
+    Members
+    -------
+    control : In(AxiLiteSignature(12))
+        ``s_axi_control``: ap_ctrl_hs, arguments from :func:`kernel_arguments`, ``status``
+        (:data:`STATUS_BITS`), counters ``phase1_cycles`` and ``phase2_cycles``.
+    m_axi : Out(Axi4Signature).array(trees)
+        Port i: tree i's reads and writes in phase 1 (channels 2i, 2i+1); in phase 2 the
+        reused tree t*S also reads its group's runs and writes its share of the output.
+    interrupt : Out(1)
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.registers = ControlRegisters(kernel_arguments(config), kernel_counters(config),
+                                          addr_width=CONTROL_ADDR_WIDTH)
+        super().__init__({
+            "control": In(AxiLiteSignature(CONTROL_ADDR_WIDTH)),
+            "m_axi": Out(Axi4Signature(config.axi)).array(config.trees),
+            "interrupt": Out(1),
+        })
+
+    @property
+    def register_map(self):
+        return self.registers.register_map
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        p = c.axi
+        record = c.record
+        trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
+        regs = m.submodules.registers = self.registers
+        wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)
+        m.d.comb += self.interrupt.eq(regs.interrupt)
+        args = regs.args
+        records = args.records
+        buffers = [args[f"buffer{i:02d}"] for i in range(trees)]
+
+        # Everything that moves data restarts on each ap_start.
+        job_reset = Signal()
+        dp = Module()
+        m.submodules.datapath = ResetInserter(job_reset)(dp)
+
+        length_bits = COUNT_BITS + exact_log2(c.record_bytes)
+        reused = {t * group: t for t in range(reuse)}
+        switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
+                                                   leaf_depth=LEAF_DEPTH)
+        controllers, writers, readers = [], [], []
+        phase2 = Signal()
+        m.d.comb += switch.mode.eq(phase2)
+        tree_shift = exact_log2(trees)
+        for i in range(trees):
+            burst = c.reuse_burst_bytes if i in reused else c.read_burst_bytes
+            reader = AxiReadEngine(p, leaves, burst_bytes=burst,
+                                   max_outstanding=c.read_outstanding, length_bits=length_bits)
+            writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
+                                    batch_bytes=c.batch_bytes,
+                                    max_outstanding=c.write_outstanding, length_bits=length_bits)
+            packer = RootPacker(record, c.rate, COUNT_BITS)
+            control = TreeController(c, reused=i in reused)
+            dp.submodules[f"reader{i}"] = reader
+            dp.submodules[f"writer{i}"] = writer
+            dp.submodules[f"packer{i}"] = packer
+            dp.submodules[f"controller{i}"] = control
+            controllers.append(control)
+            writers.append(writer)
+            readers.append(reader)
+            if i in reused:
+                leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
+                root = switch.o[reused[i]]
+            else:
+                tree = dp.submodules[f"tree{i}"] = MergeTree(record, c.rate, leaves,
+                                                             leaf_depth=LEAF_DEPTH)
+                leaf_ports, root = list(tree.i), tree.o
+            for j in range(leaves):
+                feeder = dp.submodules[f"feeder{i}_{j}"] = LeafFeeder(record, p, COUNT_BITS)
+                wiring.connect(dp, reader.leaf[j], feeder.beats)
+                wiring.connect(dp, feeder.o, leaf_ports[j])
+                wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
+            wiring.connect(dp, control.reader_cmd, reader.cmd)
+            wiring.connect(dp, control.packer_cmd, packer.cmd)
+            wiring.connect(dp, root, packer.i)
+            dp.d.comb += [
+                writer.cmd.valid.eq(control.writer_cmd.valid),
+                writer.cmd.payload.eq(control.writer_cmd.payload),
+                control.writer_cmd.ready.eq(writer.cmd.ready),
+                control.writer_done.eq(writer.done),
+                writer.i.valid.eq(packer.o.valid),
+                writer.i.payload.eq(packer.o.payload),
+                packer.o.ready.eq(writer.i.ready),
+            ]
+            # Tree i's share of the records; its buffer.
+            share = (records >> tree_shift) + (C(i, tree_shift + 1) < records[:tree_shift]
+                                               if tree_shift else 0)
+            m.d.comb += [control.records.eq(share), control.base.eq(buffers[i])]
+            _connect_read(m, self.m_axi[i], reader.axi)
+
+        # Phase 2: the reused trees' controllers point their leaves at their group's runs.
+        packer2 = dp.submodules.phase2_packer = RootPacker(record, reuse * c.rate, COUNT_BITS)
+        writer2 = dp.submodules.phase2_writer = AxiWriteEngine(
+            p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
+            max_outstanding=c.write_outstanding, length_bits=length_bits)
+        wiring.connect(dp, switch.wide, packer2.i)
+        dp.d.comb += [
+            writer2.i.valid.eq(packer2.o.valid),
+            writer2.i.payload.eq(packer2.o.payload),
+            packer2.o.ready.eq(writer2.i.ready),
+        ]
+        for i in range(trees):
+            if i in reused:
+                t = reused[i]
+                control = controllers[i]
+                for s in range(group):
+                    member = controllers[t * group + s]
+                    m.d.comb += [
+                        control.group_records[s].eq(member.records),
+                        control.group_base[s].eq(member.base),
+                        control.group_half[s].eq(member.half),
+                        control.group_run_log2[s].eq(member.run_log2),
+                    ]
+                _connect_write(m, self.m_axi[i], writer2.axi[t], enable=phase2)
+                _connect_write(m, self.m_axi[i], writers[i].axi[0], enable=~phase2)
+            else:
+                _connect_write(m, self.m_axi[i], writers[i].axi[0])
+
+        # The job.
+        status = Signal(32)
+        m.d.comb += regs.status.eq(status)
+        counters = Signal(128)
+        m.d.comb += regs.counters.eq(counters)
+        cycles1, cycles2 = counters[:64], counters[64:]
+        size = c.buffer_bytes
+        align_bits = exact_log2(max(c.batch_bytes, 4096))
+        misaligned = Cat((b[:align_bits] != 0) | ((b + C(size, 65))[64:] != 0)
+                         for b in buffers).any()
+        over = records > c.capacity
+        pair_a = Signal(range(trees + 1))
+        pair_b = Signal(range(trees + 1))
+        buf_a = Signal(64)
+        buf_b = Signal(64)
+        for i in range(trees):
+            with m.If(pair_a == i):
+                m.d.comb += buf_a.eq(buffers[i])
+            with m.If(pair_b == i):
+                m.d.comb += buf_b.eq(buffers[i])
+        overlapping = (buf_a < buf_b + size) & (buf_b < buf_a + size)
+        errors = Cat(r.error for r in readers).any()
+        write_errors = Cat(w.error for w in writers).any() | writer2.error
+        for_all_done = Cat(ctl.done for ctl in controllers).all()
+        sent2 = Signal()     # the phase-2 write command is taken
+        packed2 = Signal()
+
+        m.d.comb += [regs.ready.eq(0), regs.done.eq(0)]
+        with m.If(errors):
+            m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
+        with m.If(write_errors):
+            m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += regs.idle.eq(1)
+                with m.If(regs.start):
+                    m.d.comb += [regs.ready.eq(1), job_reset.eq(1)]
+                    m.d.sync += [status.eq(0), counters.eq(0), phase2.eq(0),
+                                 pair_a.eq(0), pair_b.eq(1)]
+                    m.next = "CHECK"
+            with m.State("CHECK"):
+                with m.If(over):
+                    m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
+                with m.If(misaligned):
+                    m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
+                m.next = "PAIRS" if trees > 1 else "CHECKED"
+            with m.State("PAIRS"):
+                with m.If(overlapping):
+                    m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
+                with m.If(pair_b == trees - 1):
+                    m.d.sync += [pair_a.eq(pair_a + 1), pair_b.eq(pair_a + 2)]
+                    with m.If(pair_a == trees - 2):
+                        m.next = "CHECKED"
+                with m.Else():
+                    m.d.sync += pair_b.eq(pair_b + 1)
+            with m.State("CHECKED"):
+                with m.If(status != 0):
+                    m.next = "DONE"     # bad arguments: no memory traffic at all
+                with m.Else():
+                    for control in controllers:
+                        m.d.comb += control.start.eq(1)
+                    m.next = "PHASE1"
+            with m.State("PHASE1"):
+                m.d.sync += cycles1.eq(cycles1 + 1)
+                with m.If(for_all_done):
+                    m.d.sync += [phase2.eq(1), sent2.eq(0), packed2.eq(0)]
+                    for t in range(reuse):
+                        m.d.comb += controllers[t * group].start2.eq(1)
+                    m.next = "PHASE2"
+            with m.State("PHASE2"):
+                m.d.sync += cycles2.eq(cycles2 + 1)
+                m.d.comb += [
+                    writer2.cmd.valid.eq(~sent2),
+                    writer2.cmd.payload.bytes.eq(records << exact_log2(c.record_bytes)),
+                    packer2.cmd.valid.eq(~packed2),
+                    packer2.cmd.payload.records.eq(records),
+                ]
+                for t in range(reuse):
+                    for s in range(group):
+                        tree = t * group + s
+                        free_half = Mux(controllers[tree].half, 0, C(c.channel_bytes, 64))
+                        m.d.comb += writer2.cmd.payload.addr[t * group + s].eq(
+                            buffers[tree] + free_half)
+                with m.If(writer2.cmd.ready):
+                    m.d.sync += sent2.eq(1)
+                with m.If(packer2.cmd.ready):
+                    m.d.sync += packed2.eq(1)
+                with m.If(writer2.done):    # every byte written and acknowledged
+                    m.next = "DONE"
+            with m.State("DONE"):
+                m.d.comb += regs.done.eq(1)
+                m.d.sync += phase2.eq(0)
+                m.next = "IDLE"
+        return m
+
+
+def _vitis_name(path):
+    head = path[0]
+    if head == "control":
+        return "s_axi_control_" + path[1]
+    if head == "m_axi":
+        return f"m{path[1]:02d}_axi_{path[2]}"
+    return "_".join(map(str, path))
+
+
+def kernel_verilog(config, name="topsort"):
+    """The kernel's Verilog: top ``name`` with ports ``ap_clk``, ``ap_rst_n``,
+    ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``; returns ``(text, kernel)``."""
+    kernel = TopSortKernel(config)
+    top = Module()
+    top.domains.sync = ClockDomain()
+    ap_clk = Signal(name="ap_clk")
+    ap_rst_n = Signal(name="ap_rst_n")
+    top.d.comb += [ClockSignal().eq(ap_clk), ResetSignal().eq(~ap_rst_n)]
+    top.submodules.kernel = kernel
+    ports = {"ap_clk": (ap_clk, PortDirection.Input),
+             "ap_rst_n": (ap_rst_n, PortDirection.Input)}
+    for path, member, value in kernel.signature.flatten(kernel):
+        direction = PortDirection.Input if member.flow == In else PortDirection.Output
+        ports[_vitis_name(path)] = (value, direction)
+    text = verilog.convert(top, name=name, ports=ports, emit_src=False)
+    return text, kernel
