@@ -15,6 +15,7 @@ import random
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
@@ -151,8 +152,15 @@ async def sort_file(dut):
     rng = random.Random(SEED)
     device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
     data = open(os.environ["TOPSORT_INPUT"], "rb").read()
-    result = await run_sort(device, CONFIG, register_map(), data,
-                            poll_interval=lambda: ClockCycles(dut.ap_clk, 50))
+    progress = os.environ.get("TOPSORT_PROGRESS")
+
+    async def poll():
+        await ClockCycles(dut.ap_clk, 100)
+        if progress:
+            with open(progress, "w") as out:
+                json.dump({"cycles": int(get_sim_time("ns")) // 10, "phase": "sorting"}, out)
+
+    result = await run_sort(device, CONFIG, register_map(), data, poll_interval=poll)
     with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
         out.write(result.output)
     with open(os.environ["TOPSORT_STATS"], "w") as out:

@@ -54,7 +54,8 @@ def write_kernel(config, case):
     return generate(config, SIM_BUILD / case)["verilog"]
 
 
-def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False):
+def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
+              build_args=()):
     """Build ``sources`` and run the cocotb tests of ``test_module``; fail on any failure.
 
     Each ``case`` gets its own build directory under ``build/sim``. ``env`` passes the
@@ -67,7 +68,7 @@ def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=Fa
     runner = get_runner(sim)
     runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,
                  build_dir=build_dir, always=True, timescale=("1ns", "1ps"), waves=waves,
-                 build_args=VERILATOR_WAIVERS if sim == "verilator" else [])
+                 build_args=[*(VERILATOR_WAIVERS if sim == "verilator" else []), *build_args])
     results = runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
                           test_dir=build_dir, extra_env={k: str(v) for k, v in (env or {}).items()},
                           waves=waves, timescale=("1ns", "1ps"))

@@ -38,6 +38,23 @@ def _parser():
 
     commands.add_parser("configs", help="list the named configurations")
 
+    generate = commands.add_parser("generate", help="write a configuration's kernel Verilog")
+    _add_config_options(generate)
+    generate.add_argument("--out", type=Path, default=None,
+                          help="output directory (default build/CONFIG)")
+
+    sort = commands.add_parser("sort", help="sort a record file on the kernel's RTL in simulation")
+    _add_config_options(sort)
+    sort.add_argument("--input", required=True, type=Path, help="record file to sort")
+    sort.add_argument("--output", required=True, type=Path, help="sorted record file to write")
+    sort.add_argument("--sim", choices=["icarus", "verilator"], default="icarus",
+                      help="simulator (default icarus)")
+    sort.add_argument("--seed", type=int, default=1, help="seed of the memory's random pauses")
+    sort.add_argument("--pause", type=float, default=0.0,
+                      help="chance a memory channel pauses in a cycle (default 0: ideal memory)")
+    sort.add_argument("--waves", type=Path, default=None,
+                      help="write a VCD of the kernel's ports (Icarus only)")
+
     unit = commands.add_parser("unit", help="write one standalone block as Verilog",
                                description="Write one standalone block as Verilog. Kinds: "
                                + "; ".join(f"{k}: {d}" for k, (_, d) in UNIT_KINDS.items()))
@@ -82,8 +99,76 @@ def _parser():
     return parser
 
 
+def _add_config_options(parser):
+    parser.add_argument("--config", default="u280", help="named configuration (default u280)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a configuration parameter (repeatable)")
+
+
+def _config(args):
+    from .kernel.config import config_from
+
+    try:
+        return config_from(args.config, args.set)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def _configs(args):
-    print("no named configurations yet (the kernel configurations arrive with the kernel)")
+    from .kernel.config import PRESETS
+
+    for name, config in PRESETS.items():
+        print(f"{name:<6} {config.summary()}")
+
+
+def _generate(args):
+    from .kernel.generate import generate
+
+    config = _config(args)
+    out = args.out or Path("build") / config.name
+    print(f"generating {config.name}: {config.summary()}", file=sys.stderr, flush=True)
+    try:
+        done = generate(config, out)
+    except OSError as error:
+        raise UsageError(f"cannot write {out}: {error.strerror}") from None
+    print(f"wrote {done['verilog']} ({done['bytes'] / 1e6:.1f} MB) and {out / 'registers.json'} "
+          f"in {done['seconds']:.0f} s", file=sys.stderr)
+
+
+def _sort(args):
+    from .kernel.simulate import SimulationError, simulate_sort
+
+    config = _config(args)
+    try:
+        data = args.input.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {args.input}: {error.strerror}") from None
+    if len(data) % config.record_bytes:
+        raise UsageError(f"{args.input} holds {len(data)} bytes, not a whole number of "
+                         f"{config.record_bytes}-byte records")
+    count = len(data) // config.record_bytes
+    if count > config.capacity:
+        raise UsageError(f"{args.input} holds {count} records, more than {config.name} holds "
+                         f"({config.capacity})")
+    if args.waves and args.sim != "icarus":
+        raise UsageError("--waves needs --sim icarus")
+    if not 0 <= args.pause < 1:
+        raise UsageError(f"--pause must be at least 0 and below 1, not {args.pause}")
+    try:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_bytes(b"")
+    except OSError as error:
+        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    try:
+        stats = simulate_sort(config, args.input, args.output, sim=args.sim, seed=args.seed,
+                              pause=args.pause, waves=args.waves)
+    except SimulationError as error:
+        print(f"{PROG}: simulation failed: {error}", file=sys.stderr)
+        return 1
+    report = stats["report"]
+    for line in report:
+        print(line)
+    return 0
 
 
 def _unit(args):
@@ -196,7 +281,8 @@ def main(argv=None):
     """Run the command line; return (as the exit status) 0 on success."""
     try:
         args = _parser().parse_args(argv)
-        handler = {"configs": _configs, "unit": _unit, "bench": _bench}[args.command]
+        handler = {"configs": _configs, "unit": _unit, "bench": _bench, "generate": _generate,
+                   "sort": _sort}[args.command]
         status = handler(args) or 0
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -1,0 +1,144 @@
+"""``topsort-hdl sort``: a record file through the kernel's RTL, the way a host drives a card.
+
+The simulation runs the cocotb bench ``sim/cocotb_kernel.py`` (file mode) in a child process of
+the repository checkout, its log in ``build/sort/<config>/sim.log``; progress comes back through
+a small JSON file the bench rewrites while it polls ap_done.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .generate import TOP_NAME, generate
+from .plan import split_records, tree_plan
+
+__all__ = ["SimulationError", "simulate_sort", "report_lines"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class SimulationError(RuntimeError):
+    pass
+
+
+def _source_stamp(config):
+    digest = hashlib.sha256(repr(config).encode())
+    for path in sorted((ROOT / "topsort_hdl").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _kernel_source(config, build):
+    """The kernel Verilog for ``config`` under ``build``, regenerated only when stale."""
+    stamp = build / "stamp"
+    verilog = build / f"{TOP_NAME}.v"
+    current = _source_stamp(config)
+    if not verilog.exists() or not stamp.exists() or stamp.read_text() != current:
+        print(f"generating the {config.name} kernel ...", file=sys.stderr, flush=True)
+        generate(config, build)
+        stamp.write_text(current)
+    return verilog
+
+
+def report_lines(config, records, phase1_cycles, phase2_cycles):
+    """Cycles per phase, records/cycle against the ideal, and what that means in GB/s."""
+    plans = [tree_plan(n, config.leaves, config.runs_per_tree)
+             for n in split_records(records, config.trees)]
+    passes = max((len(p.passes) for p in plans), default=0)
+    clock = config.clock_hz
+    nbytes = records * config.record_bytes
+    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name}: "
+             f"{passes} phase-1 passes, then one phase-2 pass"]
+    ideal1 = config.trees * config.rate
+    ideal2 = config.reuse * config.rate
+    for name, cycles, work, ideal in (("phase 1", phase1_cycles, records * passes, ideal1),
+                                      ("phase 2", phase2_cycles, records, ideal2)):
+        rate = work / cycles if cycles else 0.0
+        gbps = nbytes / (cycles / clock) / 1e9 if cycles else 0.0
+        lines.append(f"{name}: {cycles} cycles, {rate:.2f} records/cycle of {ideal} ideal "
+                     f"({rate / ideal:.1%}), {gbps:.2f} GB/s at {clock / 1e6:g} MHz")
+    total = phase1_cycles + phase2_cycles
+    if total:
+        lines.append(f"overall: {total} cycles, {nbytes / (total / clock) / 1e9:.2f} GB/s")
+    return lines
+
+
+def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
+                  waves=None, progress=True):
+    """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics."""
+    build = ROOT / "build" / "sort" / f"{config.name}-{sim}"
+    build.mkdir(parents=True, exist_ok=True)
+    source = _kernel_source(config, build)
+    sources = [source]
+    extra = []
+    if waves:
+        dump = build / "waves.v"
+        dump.write_text(f"module {TOP_NAME}_waves;\n  initial begin\n"
+                        f"    $dumpfile(\"{Path(waves).resolve()}\");\n"
+                        f"    $dumpvars(1, {TOP_NAME});\n  end\nendmodule\n")
+        sources.append(dump)
+        extra = ["-s", f"{TOP_NAME}_waves"]
+    stats_path = build / "stats.json"
+    progress_path = build / "progress.json"
+    for path in (stats_path, progress_path):
+        path.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+        "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config)),
+        "TOPSORT_MODE": "file", "TOPSORT_INPUT": str(Path(input_path).resolve()),
+        "TOPSORT_OUTPUT": str(Path(output_path).resolve()), "TOPSORT_STATS": str(stats_path),
+        "TOPSORT_PROGRESS": str(progress_path), "TOPSORT_PAUSE": str(pause),
+        "TOPSORT_SEED": str(seed),
+    })
+    script = ("import sys; from sim.runner import run_bench; "
+              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
+              f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:])")
+    log = build / "sim.log"
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)
+        shown = 0.0
+        while child.poll() is None:
+            time.sleep(0.5)
+            if progress and time.perf_counter() - shown > (0.5 if sys.stderr.isatty() else 15):
+                shown = time.perf_counter()
+                _show_progress(progress_path, time.perf_counter() - start)
+        if progress and sys.stderr.isatty():
+            print(file=sys.stderr)
+    if child.returncode or not stats_path.exists():
+        raise SimulationError(f"see {log}")
+    stats = json.loads(stats_path.read_text())
+    stats["seconds"] = time.perf_counter() - start
+    stats["report"] = report_lines(config, stats["records"], stats["phase1_cycles"],
+                                   stats["phase2_cycles"]) + [
+        f"simulated in {stats['seconds']:.0f} s ({sim}); log {log}"]
+    return stats
+
+
+def _overrides(config):
+    from dataclasses import fields
+
+    from .config import PRESETS
+
+    preset = PRESETS[config.name] if config.name in PRESETS else None
+    if preset is None:
+        return []
+    return [f"{f.name}={getattr(config, f.name)}" for f in fields(config)
+            if getattr(config, f.name) != getattr(preset, f.name)]
+
+
+def _show_progress(path, seconds):
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        state = {"cycles": 0, "phase": "starting"}
+    line = (f"simulating: {state.get('phase', '?')}, {state.get('cycles', 0)} cycles, "
+            f"{seconds:.0f} s")
+    end = "\r" if sys.stderr.isatty() else "\n"
+    print(line, end=end, file=sys.stderr, flush=True)
