@@ -38,9 +38,12 @@ def attach_ram(dut, prefix, pauses, mem=None, clock=None, reset=None, reset_acti
     return ram
 
 
-def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None):
-    """Check every cycle of the master ``<prefix>_*`` with :class:`AxiProtocolChecker`."""
+def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None, reset=None,
+                  reset_active_level=True):
+    """Check every cycle of the master ``<prefix>_*`` with :class:`AxiProtocolChecker`; a
+    cycle in ``reset`` (default ``dut.rst``) starts the checker afresh."""
     clock = dut.clk if clock is None else clock
+    reset = dut.rst if reset is None else reset
     checker = AxiProtocolChecker(data_width, max_outstanding, name=prefix.rstrip("_"))
     signals = [(name, getattr(dut, f"{prefix}_{name}")) for name in SAMPLED]
     # A payload may be X while its VALID is low (the memory models leave theirs undriven);
@@ -53,6 +56,9 @@ def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None):
         while True:
             await RisingEdge(clock)
             await ReadOnly()
+            if int(reset.value) == int(reset_active_level):
+                checker.restart()
+                continue
             sample = {}
             for name, signal in signals:
                 value = signal.value

@@ -18,9 +18,17 @@ from cocotb.triggers import ClockCycles, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
+from topsort_hdl.host import (
+    Device,
+    KernelError,
+    buffer_addresses,
+    pack_records,
+    run_sort,
+    unpack_records,
+)
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import STATUS_BITS
+from topsort_hdl.kernel.model import KernelModel
 
 from .axi import Pauses, attach_ram, start_monitor
 
@@ -68,7 +76,8 @@ async def bring_up(dut, pauses):
     await ClockCycles(dut.ap_clk, 4)
     dut.ap_rst_n.value = 1
     await ClockCycles(dut.ap_clk, 2)
-    checkers = [start_monitor(dut, f"m{i:02d}_axi", CONFIG.data_width, clock=dut.ap_clk)
+    checkers = [start_monitor(dut, f"m{i:02d}_axi", CONFIG.data_width, clock=dut.ap_clk,
+                              reset=dut.ap_rst_n, reset_active_level=False)
                 for i in range(CONFIG.trees)]
     return device, checkers
 
@@ -77,6 +86,25 @@ async def sort_records(dut, device, records):
     result = await run_sort(device, CONFIG, register_map(), pack_records(records),
                             poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
     return result
+
+
+def check_phase1_memory(device, records):
+    """The runs phase 1 left in each tree's final half, against the golden kernel model: the
+    same runs, each in key order with the same (key, value) multiset."""
+    model = KernelModel(CONFIG)
+    model.run(records)
+    buffers = buffer_addresses(CONFIG)
+    for tree, plan in enumerate(model.plans):
+        if not plan.records:
+            continue
+        address = buffers[tree] + plan.final_half * CONFIG.channel_bytes
+        got = unpack_records(device.read_memory(address, plan.records * CONFIG.record_bytes))
+        want = model.halves[tree][plan.final_half]
+        step = plan.final_run_length
+        for start in range(0, plan.records, step):
+            run = got[start:start + step]
+            assert [k for k, _ in run] == sorted(k for k, _ in run), (tree, start, "order")
+            assert sorted(run) == sorted(want[start:start + step]), (tree, start, "records")
 
 
 def check_sorted(records, output):
@@ -112,6 +140,7 @@ async def kernel_sorts_every_workload_back_to_back(dut):
     for name, records in workloads(rng):
         result = await sort_records(dut, device, records)
         check_sorted(records, result.output)
+        check_phase1_memory(device, records)
         for checker in checkers:
             checker.idle()
         dut._log.info("%s: %d records, phase 1 %d cycles, phase 2 %d cycles", name,
@@ -144,6 +173,35 @@ async def kernel_flags_bad_arguments_without_memory_traffic(dut):
     # And a good job right after.
     records = [(rng.randrange(1 << 32), i) for i in range(50)]
     check_sorted(records, (await sort_records(dut, device, records)).output)
+
+
+@cocotb.test(skip=MODE != "suite")
+async def kernel_recovers_from_a_reset_in_the_middle_of_a_job(dut):
+    rng = random.Random(SEED + 2)
+    device, _ = await bring_up(dut, Pauses(rng, PAUSE))
+    records = [(rng.randrange(1 << 32), i) for i in range(min(CONFIG.capacity, 400))]
+    job = cocotb.start_soon(sort_records(dut, device, records))
+    await ClockCycles(dut.ap_clk, 150)       # well inside phase 1
+    job.cancel()
+    dut.ap_rst_n.value = 0
+    await ClockCycles(dut.ap_clk, 5)
+    dut.ap_rst_n.value = 1
+    await ClockCycles(dut.ap_clk, 5)
+    records = [(rng.randrange(1 << 32), i) for i in range(min(CONFIG.capacity, 200))]
+    check_sorted(records, (await sort_records(dut, device, records)).output)
+
+
+@cocotb.test(skip=MODE != "capacity")
+async def kernel_sorts_its_capacity(dut):
+    """As many records as the configuration holds (the slowest job: its own test mode)."""
+    rng = random.Random(SEED + 3)
+    device, _ = await bring_up(dut, Pauses(rng, PAUSE))
+    records = [(rng.randrange(1 << 32), i) for i in range(CONFIG.capacity)]
+    result = await sort_records(dut, device, records)
+    check_sorted(records, result.output)
+    check_phase1_memory(device, records)
+    dut._log.info("capacity %d records: phase 1 %d cycles, phase 2 %d cycles", len(records),
+                  result.phase1_cycles, result.phase2_cycles)
 
 
 @cocotb.test(skip=MODE != "file")

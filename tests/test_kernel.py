@@ -19,3 +19,10 @@ def test_u280_kernel_in_verilator():
     source = write_kernel(config_from("u280"), case)
     run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
               env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.1, "TOPSORT_MODE": "u280"})
+
+
+def test_tiny_kernel_at_capacity():
+    case = "kernel_tiny_capacity"
+    source = write_kernel(config_from("tiny"), case)
+    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+              env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.05, "TOPSORT_MODE": "capacity"})

@@ -70,13 +70,17 @@ class AxiProtocolChecker:
         self.size_code = (self.beat_bytes - 1).bit_length()
         self.max_outstanding = max_outstanding
         self.name = name
+        self.restart()
+        self.bursts = {"ar": [], "aw": []}  # (id, addr, len) of every accepted burst, in order
+
+    def restart(self):
+        """Forget every transaction in flight (the port was reset)."""
         self.waiting = {}        # channel -> payload offered and not yet taken
         self.aw_lengths = deque()  # beats of accepted AW bursts not matched with their data
         self.w_done = deque()    # beats of W bursts ended by WLAST not matched with an AW
         self.w_beats = 0         # W beats of the burst in progress
         self.reads_in_flight = 0
         self.writes_in_flight = 0
-        self.bursts = {"ar": [], "aw": []}  # (id, addr, len) of every accepted burst, in order
         self.cycle = 0
 
     def fail(self, message):
