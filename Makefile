@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench lint verilog clean distclean help
+.PHONY: all setup test test-slow test-all bench lint verilog units sim-u280 clean distclean help
 
 all: test
 
@@ -17,7 +17,9 @@ help:
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
-	@echo "make verilog    write the standalone merge units under build/units/"
+	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
+	@echo "make units      write the standalone merge units under build/units/"
+	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
 	@echo "make clean      remove build outputs; 'make distclean' removes .venv too"
@@ -50,17 +52,25 @@ bench: setup
 	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden benchmarks/golden/axi.json
 
 lint: setup
-	$(VPY) -m ruff check topsort_hdl sim tests platforms
+	$(VPY) -m ruff check topsort_hdl sim tests
 
-# Until the kernel lands (build/u280/), this writes the standalone merge units.
 verilog: setup
+	$(VENV)/bin/topsort-hdl generate --config u280 --out build/u280
+
+units: setup
 	$(VENV)/bin/topsort-hdl unit cas --out build/units/cas.v
 	$(VENV)/bin/topsort-hdl unit bitonic --rate 8 --out build/units/bitonic8.v
 	$(VENV)/bin/topsort-hdl unit mms --rate 8 --out build/units/mms8.v
 	$(VENV)/bin/topsort-hdl unit tree --rate 8 --leaves 16 --out build/units/tree_p8_l16.v
 
+sim-u280: setup
+	$(VPY) -m pytest -m slow tests/test_kernel.py -k u280
+
 clean:
 	rm -rf build sim_build .pytest_cache
 
-distclean: clean
+distsim-u280: setup
+	$(VPY) -m pytest -m slow tests/test_kernel.py -k u280
+
+clean: clean
 	rm -rf $(VENV)

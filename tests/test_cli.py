@@ -47,6 +47,11 @@ def run_cli(*args):
     (["unit", "reuse", "--trees", "3", "--out", "x.v"], "trees must be a power of two, not 3"),
     (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
      "leaf_depth must be a positive integer, not 0"),
+    (["generate", "--config", "huge"], "config must be one of u280, tiny, small, not 'huge'"),
+    (["generate", "--set", "trees=3"], "trees must be a power of two"),
+    (["generate", "--set", "speed=3"], "--set takes KEY=VALUE with KEY one of"),
+    (["sort", "--config", "tiny", "--input", "/nonexistent", "--output", "o"],
+     "cannot read /nonexistent"),
 ])
 def test_user_mistakes_exit_2_with_one_line(args, message, capsys):
     with warnings.catch_warnings():
@@ -127,3 +132,30 @@ def test_unit_axi_engine_ports(tmp_path):
     header = out.read_text().split(");", 1)[0]
     for port in ("axi__arid", "axi__rdata", "leaf__2__payload", "leaf__2__ready", "idle"):
         assert port in header
+
+
+def test_configs_lists_the_presets(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["configs"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("u280", "tiny", "small"):
+        assert name in out
+    assert "16 trees x 16 leaves x 8 records/cycle" in out
+
+
+@pytest.mark.parametrize("size,extra,message", [
+    (12, [], "holds 12 bytes, not a whole number of 8-byte records"),
+    (8 * 8065, [], "holds 8065 records, more than tiny holds (8064)"),
+    (16, ["--sim", "verilator", "--waves", "w.vcd"], "--waves needs --sim icarus"),
+    (16, ["--pause", "1.5"], "--pause must be at least 0 and below 1, not 1.5"),
+])
+def test_sort_rejects_bad_input_files(tmp_path, capsys, size, extra, message):
+    source = tmp_path / "in.bin"
+    source.write_bytes(bytes(size))
+    with pytest.raises(SystemExit) as stop:
+        main(["sort", "--config", "tiny", "--input", str(source), "--output",
+              str(tmp_path / "out.bin"), *extra])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

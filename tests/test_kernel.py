@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim.runner import run_bench, write_kernel
+from sim.runner import SIM_BUILD, run_bench, write_kernel
 from topsort_hdl.kernel.config import config_from
 
 
@@ -15,14 +15,18 @@ def test_tiny_kernel_in_icarus():
 
 @pytest.mark.slow
 def test_u280_kernel_in_verilator():
+    # The paper's shape, both phases in one run: 4096 records per tree.
     case = "kernel_u280_verilator"
     source = write_kernel(config_from("u280"), case)
     run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
-              env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.1, "TOPSORT_MODE": "u280"})
+              env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
+                   "TOPSORT_RECORDS": 16 * 4096,
+                   "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
 
 
 def test_tiny_kernel_at_capacity():
     case = "kernel_tiny_capacity"
     source = write_kernel(config_from("tiny"), case)
     run_bench([source], "topsort", "sim.cocotb_kernel", case,
-              env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.05, "TOPSORT_MODE": "capacity"})
+              env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.05, "TOPSORT_MODE": "bulk",
+                   "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
