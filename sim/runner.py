@@ -10,16 +10,18 @@ from cocotb_tools.runner import get_runner
 
 from topsort_hdl.units import build_unit, emit_verilog
 
-__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "run_bench", "write_kernel", "write_unit"]
+__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "run_bench", "verilator_lint",
+           "write_kernel", "write_unit"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM_BUILD = ROOT / "build" / "sim"
 
 # Amaranth's Verilog compares and adds operands of different widths, slices wide shifts, and
 # indexes arrays with case statements that have no default: exactly what these lint warnings
-# flag, all harmless in generated code. Every other Verilator warning stays fatal.
+# flag, all harmless in generated code. Vitis requires a port called `interrupt`, a C++ word
+# to Verilator (SYMRSVDWORD; it renames it internally). Every other warning stays fatal.
 VERILATOR_WAIVERS = ["-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Wno-CASEINCOMPLETE",
-                     "-Wno-UNSIGNED"]
+                     "-Wno-UNSIGNED", "-Wno-SYMRSVDWORD"]
 
 
 def _prepare_verilator():
@@ -45,6 +47,19 @@ def write_unit(kind, case, name=None, **params):
     path = build_dir / f"{name}.v"
     path.write_text(emit_verilog(build_unit(kind, **params), name))
     return path
+
+
+def verilator_lint(sources, toplevel):
+    """Lint ``sources`` with Verilator (the waivers above only); return its messages. Raises
+    ``AssertionError`` with them when it finds anything."""
+    import subprocess
+
+    _prepare_verilator()
+    result = subprocess.run(["verilator", "--lint-only", *VERILATOR_WAIVERS, "--top-module",
+                             toplevel, *map(str, sources)], capture_output=True, text=True)
+    messages = result.stdout + result.stderr
+    assert result.returncode == 0 and "%Warning" not in messages, messages
+    return messages
 
 
 def write_kernel(config, case):

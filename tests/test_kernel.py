@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim.runner import SIM_BUILD, run_bench, write_kernel
+from sim.runner import SIM_BUILD, run_bench, verilator_lint, write_kernel
 from topsort_hdl.kernel.config import config_from
 
 
@@ -30,3 +30,10 @@ def test_tiny_kernel_at_capacity():
     run_bench([source], "topsort", "sim.cocotb_kernel", case,
               env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.05, "TOPSORT_MODE": "bulk",
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", pytest.param("u280", marks=pytest.mark.slow)])
+def test_kernel_verilator_lint_is_clean(name):
+    # u280: about 10 minutes to generate (2.8 GB peak), so under `slow`.
+    source = write_kernel(config_from(name), f"kernel_{name}_lint")
+    verilator_lint([source], "topsort")

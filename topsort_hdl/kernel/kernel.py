@@ -171,8 +171,9 @@ class TopSortKernel(wiring.Component):
                 packer.o.ready.eq(writer.i.ready),
             ]
             # Tree i's share of the records; its buffer.
-            share = (records >> tree_shift) + (C(i, tree_shift + 1) < records[:tree_shift]
-                                               if tree_shift else 0)
+            # (the last tree never takes an extra one: no constant compare for it)
+            extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
+            share = (records >> tree_shift) + extra
             m.d.comb += [control.records.eq(share), control.base.eq(buffers[i])]
             _connect_read(m, self.m_axi[i], reader.axi)
 
