@@ -95,6 +95,8 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
         "TOPSORT_PROGRESS": str(progress_path), "TOPSORT_PAUSE": str(pause),
         "TOPSORT_SEED": str(seed),
     })
+    if waves:   # the runner silences Icarus' dumps ("-none"); a later "-vcd" wins
+        env["SIM_CMD_SUFFIX"] = "-vcd"
     script = ("import sys; from sim.runner import run_bench; "
               f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
               f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:])")
