@@ -70,20 +70,28 @@ def write_kernel(config, case):
 
 
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
-              build_args=()):
+              build_args=(), quick_compile=False):
     """Build ``sources`` and run the cocotb tests of ``test_module``; fail on any failure.
 
     Each ``case`` gets its own build directory under ``build/sim``. ``env`` passes the
-    bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus.
+    bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
+    Verilator model without optimisation (for the biggest designs).
     """
     sim = sim or os.environ.get("SIM", "icarus")
     if sim == "verilator":
         _prepare_verilator()
     build_dir = SIM_BUILD / case
     runner = get_runner(sim)
-    runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,
-                 build_dir=build_dir, always=True, timescale=("1ns", "1ps"), waves=waves,
-                 build_args=[*(VERILATOR_WAIVERS if sim == "verilator" else []), *build_args])
+    makeflags = os.environ.get("MAKEFLAGS", "")
+    if quick_compile:   # a whole-kernel model is hundreds of C++ files: -O0 builds faster
+        os.environ["MAKEFLAGS"] = f"{makeflags} OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
+    try:
+        runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,
+                     build_dir=build_dir, always=True, timescale=("1ns", "1ps"), waves=waves,
+                     build_args=[*(VERILATOR_WAIVERS if sim == "verilator" else []),
+                                 *build_args])
+    finally:
+        os.environ["MAKEFLAGS"] = makeflags
     results = runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
                           test_dir=build_dir, extra_env={k: str(v) for k, v in (env or {}).items()},
                           waves=waves, timescale=("1ns", "1ps"))

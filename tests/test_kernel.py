@@ -19,6 +19,7 @@ def test_u280_kernel_in_verilator():
     case = "kernel_u280_verilator"
     source = write_kernel(config_from("u280"), case)
     run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
+              quick_compile=True,
               env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
                    "TOPSORT_RECORDS": 16 * 4096,
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
@@ -32,7 +33,8 @@ def test_tiny_kernel_at_capacity():
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
 
 
-@pytest.mark.parametrize("name", ["tiny", "small", pytest.param("u280", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["tiny", pytest.param("small", marks=pytest.mark.slow),
+                                  pytest.param("u280", marks=pytest.mark.slow)])
 def test_kernel_verilator_lint_is_clean(name):
     # u280: about 10 minutes to generate (2.8 GB peak), so under `slow`.
     source = write_kernel(config_from(name), f"kernel_{name}_lint")
