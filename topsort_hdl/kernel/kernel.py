@@ -63,17 +63,19 @@ def _connect_read(m, port, reader):
 
 
 def _connect_write(m, port, writer, enable=None):
+    """The write half of ``port`` to ``writer``; with ``enable``, only while it is high (the
+    other writer sharing the port sees no READY and no response meanwhile)."""
     for name in WRITE_FROM_MASTER:
-        source = getattr(writer, name)
         if enable is None:
-            m.d.comb += getattr(port, name).eq(source)
+            m.d.comb += getattr(port, name).eq(getattr(writer, name))
         else:
             with m.If(enable):
-                m.d.comb += getattr(port, name).eq(source)
+                m.d.comb += getattr(port, name).eq(getattr(writer, name))
     for name in WRITE_TO_MASTER:
         value = getattr(port, name)
-        m.d.comb += getattr(writer, name).eq(value if enable is None else
-                                             value & enable if len(value) == 1 else value)
+        if enable is not None and len(value) == 1:    # awready, wready, bvalid
+            value = value & enable
+        m.d.comb += getattr(writer, name).eq(value)
 
 
 class TopSortKernel(wiring.Component):
