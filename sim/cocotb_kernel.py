@@ -19,6 +19,7 @@ from cocotb.triggers import ClockCycles, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
+from topsort_hdl.axi.control import RegisterMap
 from topsort_hdl.host import (
     Device,
     KernelError,
@@ -28,7 +29,7 @@ from topsort_hdl.host import (
     unpack_records,
 )
 from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.kernel import STATUS_BITS
+from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
 
 from .axi import Pauses, attach_ram, start_monitor
@@ -38,11 +39,7 @@ CONFIG = config_from(os.environ.get("TOPSORT_CONFIG", "tiny"),
 MODE = os.environ.get("TOPSORT_MODE", "suite")
 PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0.2"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
-def register_map():
-    from topsort_hdl.axi.control import RegisterMap
-    from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
-
-    return RegisterMap(kernel_arguments(CONFIG), kernel_counters(CONFIG))
+REGISTERS = RegisterMap(kernel_arguments(CONFIG), kernel_counters(CONFIG))
 
 
 class SimDevice(Device):
@@ -84,7 +81,7 @@ async def bring_up(dut, pauses):
 
 
 async def sort_records(dut, device, records):
-    result = await run_sort(device, CONFIG, register_map(), pack_records(records),
+    result = await run_sort(device, CONFIG, REGISTERS, pack_records(records),
                             poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
     return result
 
@@ -163,7 +160,7 @@ async def kernel_flags_bad_arguments_without_memory_traffic(dut):
             else []
         data = pack_records(records) if records else bytes(count * CONFIG.record_bytes)
         try:
-            await run_sort(device, CONFIG, register_map(), data, buffers=bases,
+            await run_sort(device, CONFIG, REGISTERS, data, buffers=bases,
                            poll_interval=lambda: ClockCycles(dut.ap_clk, 5))
         except KernelError as error:
             assert error.status == 1 << STATUS_BITS[bit], (bit, hex(error.status))
@@ -225,7 +222,7 @@ async def sort_file(dut):
             with open(progress, "w") as out:
                 json.dump({"cycles": int(get_sim_time("ns")) // 10, "phase": "sorting"}, out)
 
-    result = await run_sort(device, CONFIG, register_map(), data, poll_interval=poll)
+    result = await run_sort(device, CONFIG, REGISTERS, data, poll_interval=poll)
     with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
         out.write(result.output)
     with open(os.environ["TOPSORT_STATS"], "w") as out:

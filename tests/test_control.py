@@ -8,6 +8,7 @@ import pytest
 from amaranth.hdl import ClockDomain, Module, UnusedElaboratable
 from amaranth.sim import Simulator
 
+from tests.test_merge_sim import constructor_error
 from topsort_hdl.axi import ControlRegisters, RegisterMap
 from topsort_hdl.axi.control import (
     AP_DONE,
@@ -27,20 +28,6 @@ from topsort_hdl.bench.axilite import AxiLiteMasterSim
 ARGS = [("records", 64), ("src", 64), ("mode", 3), ("count", 32), ("odd", 40), ("flag", 1)]
 COUNTERS = ["phase1_cycles", "phase2_cycles"]
 OKAY = 0
-
-
-def constructor_error(build):
-    """Return ``(type, message)`` of the error ``build()`` raises (as in test_merge_sim)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnusedElaboratable)
-        try:
-            build()
-        except (TypeError, ValueError) as error:
-            caught = type(error), str(error)
-        else:
-            pytest.fail("no error raised")
-        gc.collect()
-    return caught
 
 
 def simulate(dut, *benches, seed=0, max_cycles=20000):

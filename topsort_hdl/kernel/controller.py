@@ -55,7 +55,6 @@ class TreeController(wiring.Component):
             "packer_cmd": Out(stream.Signature(packer_command_layout(COUNT_BITS))),
             "writer_cmd": Out(stream.Signature(writer_command_layout(p, 1, 1, length_bits))),
             "writer_done": In(1),
-            "passes": Out(8),
         }
         if reused:
             group = config.group
@@ -143,7 +142,7 @@ class TreeController(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [runs.eq(records), run_log2.eq(0), half.eq(0),
-                                 self.done.eq(0), self.passes.eq(0)]
+                                 self.done.eq(0)]
                     m.next = "DECIDE"
                 if self.reused:
                     with m.If(self.start2):
@@ -195,7 +194,6 @@ class TreeController(wiring.Component):
                         runs.eq(groups),
                         run_log2.eq(run_log2 + active_log2),
                         half.eq(~half),
-                        self.passes.eq(self.passes + 1),
                     ]
                     m.next = "DECIDE"
             if self.reused:
