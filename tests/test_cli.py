@@ -44,7 +44,7 @@ def run_cli(*args):
      "rate must be a power of two no larger than leaves (16), not 32"),
     (["unit", "tree", "--leaves", "6", "--out", "x.v"],
      "leaves must be a power of two between 2 and 256, not 6"),
-    (["unit", "reuse", "--trees", "3", "--out", "x.v"], "trees must be a power of two, not 3"),
+    (["unit", "reuse", "--trees", "3", "--out", "x.v"], "trees must be a power of two of at least 2, not 3"),
     (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
      "leaf_depth must be a positive integer, not 0"),
     (["generate", "--config", "huge"], "config must be one of u280, tiny, small, not 'huge'"),

@@ -51,8 +51,10 @@ def test_split_records():
 @pytest.mark.parametrize("overrides,message", [
     (["trees=3"], "trees must be a power of two"),
     (["rate=16"], "rate must be at most leaves / 2 .8. .*, not 16"),
-    (["reuse=32"], "reuse must be a power of two between 1 and 16, not 32"),
-    (["leaves=1"], "leaves must be at least 2, not 1"),
+    (["reuse=32"], "reuse must be a power of two between 2 and 16, not 32"),
+    (["reuse=1"], "reuse must be a power of two between 2 and 16, not 1"),
+    (["leaves=1"], "leaves must be a power of two between 2 and 256, not 1"),
+    (["trees=1"], "trees must be a power of two between 2 and 64, not 1"),
     (["key_bits=40"], "key_bits . value_bits must be 64"),
     (["trees=32"], "trees must be at most 16 on u280"),
     (["batch_bytes=1024"], "batch_bytes must be at least write_burst_bytes"),

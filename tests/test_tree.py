@@ -148,7 +148,7 @@ def test_reuse_switch_both_modes_without_reset(trees, rate, leaves):
      "leaves must be a power of two between 2 and 256, not 1"),
     (lambda: MergeTree(RECORD, 2, 4, leaf_depth=0), ValueError,
      "leaf_depth must be a positive integer, not 0"),
-    (lambda: ReuseSwitch(RECORD, 3, 2, 4), ValueError, "trees must be a power of two, not 3"),
+    (lambda: ReuseSwitch(RECORD, 3, 2, 4), ValueError, "trees must be a power of two of at least 2, not 3"),
     (lambda: ReuseSwitch(RECORD, 1, 2, 4), ValueError,
      "trees must be a power of two of at least 2, not 1"),
     (lambda: Coupler(RECORD, 3), ValueError, "rate must be a power of two, not 3"),

@@ -47,14 +47,14 @@ class KernelConfig:
             object.__setattr__(self, "channel_bytes", board.channel_bytes)
         if not self.clock_hz:
             object.__setattr__(self, "clock_hz", board.clock_hz)
-        check_power_of_two("trees", self.trees, high=64)
-        check_power_of_two("leaves", self.leaves, high=256)
-        check_at_least("leaves", self.leaves, 2)
+        check_power_of_two("trees", self.trees, high=64, low=2)
+        check_power_of_two("leaves", self.leaves, high=256, low=2)
         check_power_of_two("rate", self.rate, high=64)
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
                              f"leaves take one record per cycle, not {self.rate}")
-        check_power_of_two("reuse", self.reuse, high=self.trees)
+        # Phase 2 joins at least two trees (one alone would repeat a phase-1 pass).
+        check_power_of_two("reuse", self.reuse, high=self.trees, low=2)
         if self.reuse * self.leaves < self.trees:
             raise ValueError(f"reuse * leaves must be at least trees ({self.trees}) so that "
                              f"every tree has a phase-2 leaf, not {self.reuse * self.leaves}")

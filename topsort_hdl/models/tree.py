@@ -98,9 +98,7 @@ class ReuseTreeModel:
     """
 
     def __init__(self, record, trees, rate, leaves):
-        check_power_of_two("trees", trees)
-        if trees < 2:
-            raise ValueError(f"trees must be a power of two of at least 2, not {trees}")
+        check_power_of_two("trees", trees, low=2)
         self.trees = [MergeTreeModel(record, rate, leaves) for _ in range(trees)]
         self.padded = self.trees[0].padded
         self.rate = rate

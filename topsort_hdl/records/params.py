@@ -34,12 +34,14 @@ def check_range(name, value, low, high):
     return value
 
 
-def check_power_of_two(name, value, high=None):
-    """Return ``value`` if it is a power of two (1, 2, 4, ...), at most ``high`` if given."""
+def check_power_of_two(name, value, high=None, low=1):
+    """Return ``value`` if it is a power of two (1, 2, 4, ...) in ``[low, high]``."""
     check_int(name, value)
-    if value < 1 or value & (value - 1):
-        allowed = "a power of two" + (f" between 1 and {high}" if high is not None else "")
+    if value < 1 or value & (value - 1) or value < low or (high is not None and value > high):
+        allowed = "a power of two"
+        if high is not None:
+            allowed += f" between {low} and {high}"
+        elif low > 1:
+            allowed += f" of at least {low}"
         raise ValueError(f"{name} must be {allowed}, not {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be a power of two between 1 and {high}, not {value}")
     return value

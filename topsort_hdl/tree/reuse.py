@@ -51,9 +51,7 @@ class ReuseSwitch(wiring.Component):
                  fifo_depth=DEFAULT_FIFO_DEPTH):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_power_of_two("trees", trees)
-        if trees < 2:
-            raise ValueError(f"trees must be a power of two of at least 2, not {trees}")
+        check_power_of_two("trees", trees, low=2)
         check_tree_shape(rate, leaves)
         self._trees = [MergeTree(record, rate, leaves, leaf_depth=leaf_depth,
                                  fifo_depth=fifo_depth) for _ in range(trees)]
