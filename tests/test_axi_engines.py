@@ -18,7 +18,9 @@ from topsort_hdl.models import batch_chunks, read_bursts
 CHANNEL = 1 << 28   # the U280's 256 MB pseudo channels
 
 # (data_width, leaves, burst_bytes, max_outstanding)
-READER_SHAPES = [(64, 4, 64, 3), (128, 3, 256, 1), (32, 5, 4, 2), (512, 4, 1024, 4)]
+# (data width, leaves, burst bytes, outstanding, short burst bytes or 0: long bursts)
+READER_SHAPES = [(64, 4, 64, 3, 0), (128, 3, 256, 1, 0), (32, 5, 4, 2, 0), (512, 4, 1024, 4, 0),
+                 (64, 4, 256, 3, 16), (512, 3, 4096, 4, 1024)]
 SLOW_MEMORY = {"stall": 0.3, "leaf_stall": 0.3, "latency": 17, "reorder": True,
                "interleave": True}
 
@@ -42,33 +44,35 @@ def fill(memory, commands, rng):
         memory.write(addr, rng.randbytes(length))
 
 
-def check_reads(engine, commands, run, memory):
+def check_reads(engine, commands, run, memory, short=False):
     for leaf in range(engine.leaves):
         expected = [memory.read(a, n) for t, a, n in commands if t == leaf and n]
         assert run.regions[leaf] == expected, f"leaf {leaf}"
     # Bursts per leaf (ARID) in order, exactly as the layout model splits each region.
     beat = engine.params.beat_bytes
+    burst = engine.short_burst_bytes if short else engine.burst_bytes
     for leaf in range(engine.leaves):
         issued = [(addr, length + 1) for rid, addr, length in run.memory.checker.bursts["ar"]
                   if rid == leaf]
         expected = [b for t, a, n in commands if t == leaf
-                    for b in read_bursts(a, n, beat, engine.burst_bytes)]
+                    for b in read_bursts(a, n, beat, burst)]
         assert issued == expected, f"leaf {leaf} bursts"
 
 
-@pytest.mark.parametrize("shape", READER_SHAPES, ids=lambda s: "w{}_l{}_b{}_o{}".format(*s))
+@pytest.mark.parametrize("shape", READER_SHAPES, ids=lambda s: "w{}_l{}_b{}_o{}_s{}".format(*s))
 @pytest.mark.parametrize("memory_kind", ["ideal", "slow"])
 def test_reader_delivers_every_region(shape, memory_kind):
-    data_width, leaves, burst, outstanding = shape
+    data_width, leaves, burst, outstanding, short = shape
     params = AxiParams(data_width=data_width, id_width=3)
-    engine = AxiReadEngine(params, leaves, burst_bytes=burst, max_outstanding=outstanding)
+    engine = AxiReadEngine(params, leaves, burst_bytes=burst, short_burst_bytes=short or None,
+                           max_outstanding=outstanding)
     rng = random.Random(data_width + leaves)
     commands = random_regions(rng, leaves, params.beat_bytes)
     memory = SparseMemory()
     fill(memory, commands, rng)
     options = SLOW_MEMORY if memory_kind == "slow" else {}
-    run = run_reader(engine, commands, memory=memory, seed=leaves, **options)
-    check_reads(engine, commands, run, memory)
+    run = run_reader(engine, commands, memory=memory, seed=leaves, short=bool(short), **options)
+    check_reads(engine, commands, run, memory, short=bool(short))
     assert run.error == 0
 
 
@@ -215,6 +219,10 @@ def test_writer_rejects_misaligned_base_without_writing():
     (lambda: AxiReadEngine(AxiParams(), 4, burst_bytes=8192), "burst_bytes must be a power"),
     (lambda: AxiReadEngine(AxiParams(), 4, burst_bytes=32), "between 64 and 4096, not 32"),
     (lambda: AxiReadEngine(AxiParams(id_width=1), 4), "id_width must be at least 2"),
+    (lambda: AxiReadEngine(AxiParams(id_width=2), 4, short_burst_bytes=2048),
+     "short_burst_bytes must be at most burst_bytes .1024., not 2048"),
+    (lambda: AxiReadEngine(AxiParams(id_width=2), 4, short_burst_bytes=96),
+     "short_burst_bytes must be a power of two"),
     (lambda: AxiReadEngine(AxiParams(id_width=2), 4, buffer_beats=8),
      "buffer_beats must be at least 16, not 8"),
     (lambda: AxiReadEngine(AxiParams(), 1, max_outstanding=0), "max_outstanding must be"),

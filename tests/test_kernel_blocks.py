@@ -1,4 +1,5 @@
-"""The leaf feeder and the root packer against simple Python models, in the Amaranth simulator."""
+"""The leaf feeder, the root packer and the tree controller against Python models (the
+plan, for the controller), in the Amaranth simulator."""
 
 import random
 
@@ -8,7 +9,10 @@ from amaranth.sim import Simulator
 
 from topsort_hdl.axi import AxiParams, BeatLayout
 from topsort_hdl.bench.streams import Job, run_jobs
+from topsort_hdl.kernel.config import PRESETS
+from topsort_hdl.kernel.controller import TreeController
 from topsort_hdl.kernel.feeder import LeafFeeder, feeder_command_layout
+from topsort_hdl.kernel.plan import leaf_regions, tree_plan
 from topsort_hdl.kernel.packer import RootPacker, packer_command_layout
 from topsort_hdl.records import BundleLayout, RecordLayout, pad_key, pad_run, tree_record
 
@@ -330,3 +334,93 @@ def test_blocks_convert_to_verilog(name, build):
 
     text = emit_verilog(build(), name)
     assert f"module {name}(" in text.replace(" (", "(")
+
+
+# The tree controller -------------------------------------------------------------------------
+
+
+def controller_passes(config, records, base, rng):
+    """Run a phase-1 TreeController over ``records`` records, every command port taking
+    commands at random and ``writer_done`` pulsing a random while after a pass's last leaf
+    command. Returns per pass ``{"writer", "packer", "feeder", "reader"}`` (the commands as
+    plain tuples) and the final ``(half, run_log2)``."""
+    dut = TreeController(config)
+    leaves = config.leaves
+    passes, final = [], []
+
+    async def testbench(ctx):
+        ctx.set(dut.records, records)
+        ctx.set(dut.base, base)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        current, wait = None, None
+        for _ in range(200 * leaves):
+            if current is None:
+                current = {"writer": [], "packer": [], "feeder": [None] * leaves, "reader": []}
+            for name in ("writer_cmd", "packer_cmd", "reader_cmd"):
+                ctx.set(getattr(dut, name).ready, rng.random() < 0.6)
+            for j in range(leaves):
+                ctx.set(dut.feeder_cmd[j].ready, rng.random() < 0.6)
+            ctx.set(dut.writer_done, wait == 0)
+            await ctx.delay(1e-9)     # let the ready/valid handshakes settle
+            if ctx.get(dut.writer_cmd.valid) and ctx.get(dut.writer_cmd.ready):
+                cmd = ctx.get(dut.writer_cmd.payload)
+                current["writer"].append((int(cmd.addr[0]), int(cmd.bytes)))
+            if ctx.get(dut.packer_cmd.valid) and ctx.get(dut.packer_cmd.ready):
+                current["packer"].append(int(ctx.get(dut.packer_cmd.payload).records))
+            if ctx.get(dut.reader_cmd.valid) and ctx.get(dut.reader_cmd.ready):
+                cmd = ctx.get(dut.reader_cmd.payload)
+                current["reader"].append((int(cmd.target), int(cmd.addr), int(cmd.bytes)))
+            for j in range(leaves):
+                port = dut.feeder_cmd[j]
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    assert current["feeder"][j] is None, f"leaf {j} given two commands"
+                    cmd = ctx.get(port.payload)
+                    current["feeder"][j] = (int(cmd.records), int(cmd.run_log2),
+                                            int(cmd.groups))
+            await ctx.tick()
+            if wait == 0:
+                passes.append(current)
+                current, wait = None, None
+            elif wait is not None:
+                wait -= 1
+            elif None not in current["feeder"] and \
+                    len(current["reader"]) == sum(1 for f in current["feeder"] if f[0]):
+                wait = rng.randrange(4)     # the pass's output is being written
+            if ctx.get(dut.done):
+                assert current is None or current == {"writer": [], "packer": [],
+                                                      "feeder": [None] * leaves, "reader": []}
+                final.append((ctx.get(dut.half), ctx.get(dut.run_log2)))
+                return
+        raise AssertionError(f"the controller never finished: {passes} {current} {wait}")
+
+    simulate(dut, testbench)
+    return passes, final[0]
+
+
+@pytest.mark.parametrize("preset,records", [
+    ("tiny", 1), ("tiny", 2), ("tiny", 9), ("tiny", 63), ("tiny", 64), ("tiny", 65),
+    ("tiny", 300), ("tiny", 1234), ("small", 8 * 8 * 8 * 3 + 5), ("u280", 16 * 16 * 4 * 3),
+])
+def test_controller_follows_the_plan(preset, records):
+    """Every pass's commands are the plan's: leaves spread, short runs last, ping-pong halves,
+    the last pass tuned to leave at most F runs."""
+    config = PRESETS[preset]
+    rng = random.Random(records)
+    base = 3 * config.buffer_bytes
+    passes, (half, run_log2) = controller_passes(config, records, base, rng)
+    plan = tree_plan(records, config.leaves, config.runs_per_tree)
+    assert len(passes) == len(plan.passes)
+    size = config.record_bytes
+    for got, step in zip(passes, plan.passes, strict=True):
+        target = base + (step.source ^ 1) * config.channel_bytes
+        assert got["writer"] == [(target, records * size)]
+        assert got["packer"] == [records]
+        regions = leaf_regions(records, step, config.leaves)
+        log2 = step.run_length.bit_length() - 1
+        assert got["feeder"] == [(n, log2, step.groups) for _, n, _ in regions]
+        source = base + step.source * config.channel_bytes
+        assert got["reader"] == [(j, source + first * size, n * size)
+                                 for j, (first, n, _) in enumerate(regions) if n]
+    assert (half, 1 << run_log2) == (plan.final_half, plan.final_run_length)

@@ -41,6 +41,18 @@ def test_leaf_regions_put_the_short_run_last():
         firsts = [f for f, n, _ in regions if n]
         assert firsts == sorted(firsts)
         assert all(g == step.groups for _, _, g in regions)
+        # Active leaves are every (16 / a)-th, one per subtree of the tree's rate.
+        used = [j for j, (_, n, _) in enumerate(regions) if n]
+        assert all(j % (16 // step.active) == 0 for j in used), (step, used)
+
+
+def test_a_partial_pass_spreads_its_leaves():
+    plan = tree_plan(4 * 16 * 3, 16, 4)     # 192 runs of 1 -> 12 runs of 16 -> 4 runs (a = 4)
+    step = plan.passes[-1]
+    assert step.active == 4
+    regions = leaf_regions(plan.records, step, 16)
+    assert [j for j, (_, n, _) in enumerate(regions) if n] == [0, 4, 8, 12]
+    assert [n for _, n, _ in regions if n] == [48, 48, 48, 48]
 
 
 def test_split_records():
@@ -58,6 +70,8 @@ def test_split_records():
     (["key_bits=40"], "key_bits . value_bits must be 64"),
     (["trees=32"], "trees must be at most 16 on u280"),
     (["batch_bytes=1024"], "batch_bytes must be at least write_burst_bytes"),
+    (["reuse_burst_bytes=512"], "reuse_burst_bytes must be at least read_burst_bytes "
+                                "..024., not 512"),
     (["frequency=3"], "--set takes KEY=VALUE with KEY one of platform, trees"),
     (["trees"], "--set takes KEY=VALUE"),
     (["trees=many"], "trees must be an integer, not 'many'"),

@@ -46,10 +46,13 @@ class AxiReadEngine(wiring.Component):
     A command names a leaf, a byte address and a length; both may be anything (regions need
     not start or end on a beat). The engine issues bursts of at most ``burst_bytes``, aligned to
     ``burst_bytes`` (so none crosses a 4 KB page; a region's first and last bursts are shorter),
-    round robin over the leaves that have room for the burst in their buffer. Room is reserved
-    when the burst is issued, so ``rready`` never drops. ARID is the leaf index: a memory may
-    return different leaves' bursts out of order or interleaved. Leaves' regions may lie in any
-    channels of the address map (phase 2 reads four channel pairs through one port).
+    round robin over the leaves that have room for the burst in their buffer. While ``short`` is
+    high, bursts are at most ``short_burst_bytes`` and aligned to it: a merge tree runs about
+    ``leaves`` bursts behind its reader, so a kernel uses long bursts only where they pay for
+    that. Room is reserved when the burst is issued, so ``rready`` never drops. ARID is the leaf
+    index: a memory may return different leaves' bursts out of order or interleaved. Leaves'
+    regions may lie in any channels of the address map (phase 2 reads four channel pairs
+    through one port).
 
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
@@ -67,6 +70,9 @@ class AxiReadEngine(wiring.Component):
         Leaf buffers served; ARID width must hold a leaf index.
     burst_bytes : int
         Largest burst, a power of two from one beat to 4 KB.
+    short_burst_bytes : int
+        Largest burst while ``short`` is high, a power of two from one beat to ``burst_bytes``
+        (default ``burst_bytes``).
     max_outstanding : int
         Bursts in flight at most.
     buffer_beats : int
@@ -75,9 +81,16 @@ class AxiReadEngine(wiring.Component):
         Width of a command's byte count.
     """
 
-    def __init__(self, params, leaves, *, burst_bytes=1024, max_outstanding=4,
-                 buffer_beats=None, length_bits=36):
+    def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
+                 max_outstanding=4, buffer_beats=None, length_bits=36):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
+        if short_burst_bytes is None:
+            short_burst_bytes = burst_bytes
+        params.check_burst_bytes("short_burst_bytes", short_burst_bytes)
+        if short_burst_bytes > burst_bytes:
+            raise ValueError(f"short_burst_bytes must be at most burst_bytes ({burst_bytes}), "
+                             f"not {short_burst_bytes}")
+        self.short_burst_beats = short_burst_bytes // params.beat_bytes
         check_positive("leaves", leaves)
         if (leaves - 1).bit_length() > params.id_width:
             raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
@@ -89,6 +102,7 @@ class AxiReadEngine(wiring.Component):
         self.params = params
         self.leaves = leaves
         self.burst_bytes = burst_bytes
+        self.short_burst_bytes = short_burst_bytes
         self.max_outstanding = max_outstanding
         self.buffer_beats = buffer_beats
         self.length_bits = length_bits
@@ -97,6 +111,7 @@ class AxiReadEngine(wiring.Component):
         super().__init__({
             "axi": Out(Axi4Signature(params)),
             "cmd": In(stream.Signature(self.command_layout)),
+            "short": In(1),
             "leaf": Out(stream.Signature(self.beat_layout)).array(leaves),
             "idle": Out(1),
             "error": Out(1),
@@ -122,13 +137,14 @@ class AxiReadEngine(wiring.Component):
                           for i in range(leaves))
         request = Signal(leaves)
 
-        # Each leaf's next burst runs to the burst boundary or to the region's end.
+        # Each leaf's next burst runs to the burst boundary (the short one while ``short``)
+        # or to the region's end.
+        short_bits = exact_log2(self.short_burst_beats)
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
-            if burst_bits:
-                m.d.comb += to_boundary.eq(self.burst_beats - next_beat[i][:burst_bits])
-            else:
-                m.d.comb += to_boundary.eq(1)
+            m.d.comb += to_boundary.eq(
+                Mux(self.short, self.short_burst_beats - next_beat[i][:short_bits],
+                    self.burst_beats - next_beat[i][:burst_bits]))
             m.d.comb += [
                 burst_len[i].eq(Mux(to_issue[i] < to_boundary, to_issue[i], to_boundary)),
                 request[i].eq((to_issue[i] != 0) &

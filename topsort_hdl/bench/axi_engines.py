@@ -35,11 +35,11 @@ class ReadRun:
 
 
 def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0.0,
-               max_cycles=None, rejected=(), **memory_options):
+               short=False, max_cycles=None, rejected=(), **memory_options):
     """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
     every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
     ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
-    leaf holds ``ready`` low in a cycle. Checks the AXI protocol throughout and that engine and
+    leaf holds ``ready`` low in a cycle; ``short`` drives the engine's ``short``. Checks the AXI protocol throughout and that engine and
     port are idle at the end. Commands whose indices are in ``rejected`` are expected to be
     refused by the engine and to deliver nothing."""
     rng = random.Random(seed)
@@ -70,6 +70,7 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
 
     async def commander(ctx):
         cmd = engine.cmd
+        ctx.set(engine.short, short)
         for leaf, addr, length in commands:
             ctx.set(cmd.payload.target, leaf)
             ctx.set(cmd.payload.addr, addr)

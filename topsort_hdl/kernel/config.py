@@ -29,8 +29,9 @@ class KernelConfig:
     reuse: int = 4
     key_bits: int = 32
     value_bits: int = 32
-    read_burst_bytes: int = 1024     # trees not reused in phase 2
-    reuse_burst_bytes: int = 4096    # reused trees: phase 2 reads four channel pairs per port
+    read_burst_bytes: int = 1024     # phase-1 reads
+    reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
+                                     # pairs through the HBM crossbar
     write_burst_bytes: int = 4096
     batch_bytes: int = 4096          # phase-2 output batches, round robin over the write ports
     read_outstanding: int = 16
@@ -68,6 +69,9 @@ class KernelConfig:
         params = self.axi
         for name in ("read_burst_bytes", "reuse_burst_bytes", "write_burst_bytes"):
             params.check_burst_bytes(name, getattr(self, name))
+        if self.reuse_burst_bytes < self.read_burst_bytes:
+            raise ValueError(f"reuse_burst_bytes must be at least read_burst_bytes "
+                             f"({self.read_burst_bytes}), not {self.reuse_burst_bytes}")
         check_power_of_two("batch_bytes", self.batch_bytes)
         if self.batch_bytes < max(self.write_burst_bytes, self.reuse * params.beat_bytes):
             raise ValueError(f"batch_bytes must be at least write_burst_bytes "
@@ -138,7 +142,7 @@ class KernelConfig:
 PRESETS = {
     "u280": KernelConfig(name="u280"),
     "tiny": KernelConfig(name="tiny", platform="sim", trees=4, rate=2, leaves=4, reuse=2,
-                         read_burst_bytes=256, reuse_burst_bytes=256, write_burst_bytes=256,
+                         read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
                          batch_bytes=256, read_outstanding=4, write_outstanding=4),
     "small": KernelConfig(name="small", platform="sim", trees=4, rate=4, leaves=8, reuse=2,
                           read_burst_bytes=512, reuse_burst_bytes=1024, write_burst_bytes=1024,

@@ -99,11 +99,14 @@ class TreeController(wiring.Component):
             with m.If(per_run[bit]):
                 m.d.comb += last_active_log2.eq(bit + 1)
 
-        # The current leaf's region.
+        # The current leaf's region: active leaves are spread, every (l / a)-th one.
         active = Signal(leaves + 1)
         m.d.comb += active.eq(1 << active_log2)
+        spread_log2 = Signal(range(leaf_bits + 1))
+        m.d.comb += spread_log2.eq(leaf_bits - active_log2)
+        is_active = (leaf & ((1 << spread_log2) - 1)) == 0
         count = Signal(COUNT_BITS + 1)
-        m.d.comb += count.eq(Mux(leaf < active, q + (leaf >= active - rem), 0))
+        m.d.comb += count.eq(Mux(is_active, q + ((leaf >> spread_log2) >= active - rem), 0))
         first = Signal(COUNT_BITS + 1)
         end = Signal(COUNT_BITS + 1)
         m.d.comb += [

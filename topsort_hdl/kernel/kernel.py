@@ -133,9 +133,13 @@ class TopSortKernel(wiring.Component):
         m.d.comb += switch.mode.eq(phase2)
         tree_shift = exact_log2(trees)
         for i in range(trees):
+            # A tree runs about l bursts behind its reader, a fixed cost per pass: the reused
+            # trees' long phase-2 bursts would quadruple it in every phase-1 pass.
             burst = c.reuse_burst_bytes if i in reused else c.read_burst_bytes
             reader = AxiReadEngine(p, leaves, burst_bytes=burst,
+                                   short_burst_bytes=c.read_burst_bytes,
                                    max_outstanding=c.read_outstanding, length_bits=length_bits)
+            dp.d.comb += reader.short.eq(~phase2)
             writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
                                     batch_bytes=c.batch_bytes,
                                     max_outstanding=c.write_outstanding, length_bits=length_bits)

@@ -6,11 +6,14 @@ kernel model use it to lay records out, check intermediate memory and reassemble
 Layout. Records are split over the trees: tree i gets ``n_i = N // T + (i < N % T)``, stored
 from the start of half 0 of its buffer (channel 2i; half 1 is channel 2i+1). A pass reads R
 runs of length L (the last may be shorter) from one half and writes R' runs of length a*L
-(the last may be shorter) to the other, back to back. The first a leaves take the runs in
-contiguous blocks, the *shorter* blocks first, so that the single short run lands in the last
-group and every output run but the last is full: leaf j < a takes ``q + (j >= a - rem)`` runs
-(``q, rem = divmod(R, a)``); group g merges run g of every leaf (a leaf with fewer runs, and
-every leaf j >= a, sends an empty run). Passes use a = l until at most ``F * l`` runs are left;
+(the last may be shorter) to the other, back to back. The a active leaves are spread over
+the tree, leaves 0, l/a, 2l/a, ..., so that each subtree gets its share and a pass with a < l
+still merges at a records per cycle (the first a leaves would all sit in one subtree of rate
+a/2 or less). Active leaf k takes the runs in contiguous blocks, the *shorter* blocks first,
+so that the single short run lands in the last group and every output run but the last is full:
+it takes ``q + (k >= a - rem)`` runs (``q, rem = divmod(R, a)``); group g merges run g of every
+leaf (a leaf with fewer runs, and every inactive leaf, sends an empty run). Passes use a = l
+until at most ``F * l`` runs are left;
 the last pass uses the smallest power of two a that leaves at most F runs (F = runs per tree).
 A tree that starts with at most F records makes no pass: its records are its runs.
 
@@ -74,9 +77,11 @@ def tree_plan(records, leaves, final_runs):
 def leaf_regions(records, step, leaves):
     """Per leaf, ``(first record, record count, groups)`` for one pass."""
     q, rem = divmod(step.runs, step.active)
+    spread = leaves // step.active
     regions, run = [], 0
     for j in range(leaves):
-        count = q + (j >= step.active - rem) if j < step.active else 0
+        k, inactive = divmod(j, spread)
+        count = 0 if inactive else q + (k >= step.active - rem)
         first = run * step.run_length
         end = min(records, (run + count) * step.run_length)
         regions.append((first, max(0, end - first), step.groups))
