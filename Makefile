@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench lint verilog units sim-u280 clean distclean help
+.PHONY: all setup test test-slow test-all bench lint verilog units sim-u280 profile clean distclean help
 
 all: test
 
@@ -20,6 +20,7 @@ help:
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
+	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE)"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
 	@echo "make clean      remove build outputs; 'make distclean' removes .venv too"
@@ -66,11 +67,18 @@ units: setup
 sim-u280: setup
 	$(VPY) -m pytest -m slow tests/test_kernel.py -k u280
 
+# e.g. make profile CONFIG=small SET="trees=2 channel_bytes=1048576" RECORDS=32768 TREE=1
+CONFIG  ?= small
+SET     ?=
+RECORDS ?= 16384
+TREE    ?= 0
+PROFILE_SIM ?= verilator
+profile: setup
+	$(VPY) -m sim.profile --config $(CONFIG) $(foreach s,$(SET),--set $(s)) \
+		--records $(RECORDS) --tree $(TREE) --sim $(PROFILE_SIM)
+
 clean:
 	rm -rf build sim_build .pytest_cache
 
-distsim-u280: setup
-	$(VPY) -m pytest -m slow tests/test_kernel.py -k u280
-
-clean: clean
+distclean: clean
 	rm -rf $(VENV)

@@ -1,11 +1,20 @@
-"""Where a tree's cycles go, pass by pass: a cocotb probe of the kernel's internals.
+"""Where a kernel's cycles go, pass by pass: a cocotb probe of its internals.
 
-Runs one random job (TOPSORT_RECORDS records, ideal or pausing memory as in the kernel bench)
-and samples, every cycle, tree TOPSORT_PROFILE_TREE's controller state, its port's AR, R and W
-handshakes and its root's handshakes. Per pass it reports the cycles from the pass's first
-command to its writer's last response, the beats moved, and where the time went: waiting for
-the first read data, for the tree's first output, root stalls and bubbles, and the drain from
-the last root beat to the end. The JSON goes to TOPSORT_STATS.
+Sorts TOPSORT_RECORDS random records (memory pausing with probability TOPSORT_PAUSE, default
+0: ideal) and samples, every cycle, tree TOPSORT_PROFILE_TREE's controller, its port's AR, R
+and W handshakes, and the words its root packer hands its write engine (the phase-2 tree's
+words during phase 2). One row per
+phase-1 pass of that tree and one for phase 2, as JSON in TOPSORT_STATS:
+
+- ``cycles``: from the pass's first leaf command to its writer's last response (phase 2: the
+  kernel's phase-2 cycles);
+- ``r``, ``w``: beats read and written on the port; ``root``: words out of the root packer;
+- ``first_root``: cycles until the first word (every leaf needs data first);
+- ``root_span``: first to last word; ``root_span - root`` is the root's idle time;
+- ``tail``: from the port's last read beat to the end (the tree finishing what is buffered,
+  then the writer's last burst and response);
+- ``memory_wait``: cycles with bursts in flight and no read data; ``ar_wait``: an AR waiting
+  for the memory with nothing in flight; ``root_stall``: a word held up by the writer.
 """
 
 import json
@@ -15,10 +24,10 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
 from .axi import Pauses
+from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
 
-TREE = int(os.environ.get("TOPSORT_PROFILE_TREE", "1"))
+TREE = int(os.environ.get("TOPSORT_PROFILE_TREE", "0"))
 PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
 # TreeController's FSM states, numbered by Amaranth in order of first mention (a reused
@@ -26,81 +35,94 @@ SEED = int(os.environ.get("TOPSORT_SEED", "1"))
 LEAVES, WAIT = (5, 6) if TREE in CONFIG.reused_trees else (4, 5)
 
 
-def _fire(valid, ready):
-    return int(valid.value) & int(ready.value)
+def _high(signal):
+    value = signal.value
+    return value.is_resolvable and int(value) == 1
 
 
-async def _sample(dut, passes):
-    datapath = dut.kernel.datapath
+class _Window:
+    """The counts of one pass."""
+
+    def __init__(self, name, cycle):
+        self.row = {"pass": name, "start": cycle, "r": 0, "w": 0, "root": 0,
+                    "first_root": None, "last_root": None, "last_r": None,
+                    "root_stall": 0, "memory_wait": 0, "ar_wait": 0}
+
+    def sample(self, cycle, r, w, root, root_stall, outstanding, ar_waiting):
+        row = self.row
+        row["r"] += r
+        row["w"] += w
+        row["root"] += root
+        row["root_stall"] += root_stall
+        if root:
+            if row["first_root"] is None:
+                row["first_root"] = cycle
+            row["last_root"] = cycle
+        if r:
+            row["last_r"] = cycle
+        elif outstanding:
+            row["memory_wait"] += 1
+        elif ar_waiting:
+            row["ar_wait"] += 1
+
+    def close(self, cycle):
+        row = self.row
+        start = row.pop("start")
+        first, last = row.pop("first_root"), row.pop("last_root")
+        last_r = row.pop("last_r")
+        row.update({
+            "cycles": cycle - start,
+            "first_root": (first if first is not None else cycle) - start,
+            "root_span": last - first + 1 if first is not None else 0,
+            "tail": cycle - (last_r if last_r is not None else start),
+        })
+        return row
+
+
+async def _sample(dut, rows):
+    kernel = dut.kernel
+    datapath = kernel.datapath
     control = getattr(datapath, f"controller{TREE}")
-    packer = getattr(datapath, f"packer{TREE}")
-    port = f"m{TREE:02d}_axi_"
-    sig = {name: getattr(dut, port + name) for name in
-           ("arvalid", "arready", "rvalid", "rready", "rlast", "wvalid", "wready", "bvalid")}
-    cycle, current, outstanding, previous = 0, None, 0, 0
+    roots = [getattr(datapath, f"writer{TREE}"), datapath.phase2_writer]   # their inputs
+    port = {name: getattr(dut, f"m{TREE:02d}_axi_{name}") for name in
+            ("arvalid", "arready", "rvalid", "rready", "rlast", "wvalid", "wready")}
+    cycle, outstanding, state, in_phase2 = 0, 0, 0, False
+    window, passes = None, 0
     while True:
         await FallingEdge(dut.ap_clk)
         cycle += 1
-        state = int(control.fsm_state.value)
-        if state != previous and os.environ.get("TOPSORT_PROFILE_TRACE"):
-            dut._log.info("cycle %d: state %d -> %d", cycle, previous, state)
+        previous, state = state, int(control.fsm_state.value)
+        phase2 = _high(kernel.phase2)
         if state == LEAVES and previous != LEAVES:
-            current = {"start": cycle, "ar": 0, "r": 0, "w": 0, "root": 0, "first_r": None,
-                       "first_root": None, "last_root": None, "root_stall": 0,
-                       "memory_wait": 0, "ar_wait": 0, "last_r": None}
-        if current is not None:
-            ar = _fire(sig["arvalid"], sig["arready"])
-            r = _fire(sig["rvalid"], sig["rready"])
-            root = _fire(packer.i__valid, packer.i__ready)
-            current["ar"] += ar
-            if ar and os.environ.get("TOPSORT_PROFILE_TRACE"):
-                dut._log.info("cycle %d: AR id %d len %d", cycle,
-                              int(getattr(dut, port + "arid").value),
-                              int(getattr(dut, port + "arlen").value))
-            current["r"] += r
-            current["w"] += _fire(sig["wvalid"], sig["wready"])
-            current["root"] += root
-            if r and current["first_r"] is None:
-                current["first_r"] = cycle
-            if root:
-                if current["first_root"] is None:
-                    current["first_root"] = cycle
-                current["last_root"] = cycle
-            if int(packer.i__valid.value) and not int(packer.i__ready.value):
-                current["root_stall"] += 1
-            if r:
-                current["last_r"] = cycle
-            elif outstanding:
-                current["memory_wait"] += 1     # bursts in flight, no data
-            elif int(sig["arvalid"].value):
-                current["ar_wait"] += 1         # a burst asked for, not yet accepted
-            outstanding += ar - (r and int(sig["rlast"].value))
-            if previous == WAIT and state != WAIT:
-                current["end"] = cycle
-                passes.append(current)
-                current = None
-        previous = state
+            window = _Window(passes, cycle)
+            passes += 1
+        if phase2 and not in_phase2:
+            window = _Window("phase 2", cycle)
+        if window is not None:
+            root = roots[phase2]
+            ar = _high(port["arvalid"]) and _high(port["arready"])
+            r = _high(port["rvalid"]) and _high(port["rready"])
+            window.sample(cycle, r, _high(port["wvalid"]) and _high(port["wready"]),
+                          _high(root.i__valid) and _high(root.i__ready),
+                          _high(root.i__valid) and not _high(root.i__ready),
+                          outstanding, _high(port["arvalid"]))
+            outstanding += ar - (r and _high(port["rlast"]))
+            if (previous == WAIT and state != WAIT) or (in_phase2 and not phase2):
+                rows.append(window.close(cycle))
+                window = None
+        in_phase2 = phase2
 
 
 @cocotb.test()
 async def profile_a_job(dut):
     rng = random.Random(SEED + 3)
     device, _ = await bring_up(dut, Pauses(rng, PAUSE))
-    passes = []
-    cocotb.start_soon(_sample(dut, passes))
+    rows = []
+    cocotb.start_soon(_sample(dut, rows))
     count = int(os.environ.get("TOPSORT_RECORDS", CONFIG.capacity))
     records = [(rng.randrange(1 << 32), i) for i in range(count)]
     result = await sort_records(dut, device, records)
     check_sorted(records, result.output)
-    rows = []
-    for p in passes:
-        cycles = p["end"] - p["start"]
-        rows.append({**p, "cycles": cycles,
-                     "to_first_r": (p["first_r"] or p["end"]) - p["start"],
-                     "to_first_root": (p["first_root"] or p["end"]) - p["start"],
-                     "root_span": (p["last_root"] or 0) - (p["first_root"] or 0) + 1,
-                     "drain": p["end"] - (p["last_root"] or p["start"])})
-        dut._log.info("pass: %s", rows[-1])
     with open(os.environ["TOPSORT_STATS"], "w") as out:
-        json.dump({"records": count, "phase1_cycles": result.phase1_cycles,
+        json.dump({"records": count, "tree": TREE, "phase1_cycles": result.phase1_cycles,
                    "phase2_cycles": result.phase2_cycles, "passes": rows}, out, indent=1)
