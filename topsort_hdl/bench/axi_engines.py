@@ -39,9 +39,10 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
     every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
     ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
-    leaf holds ``ready`` low in a cycle; ``short`` drives the engine's ``short``. Checks the AXI protocol throughout and that engine and
-    port are idle at the end. Commands whose indices are in ``rejected`` are expected to be
-    refused by the engine and to deliver nothing."""
+    leaf holds ``ready`` low in a cycle; ``short`` drives the engine's ``short``. Checks the
+    AXI protocol throughout and that engine and port are idle at the end. Commands whose
+    indices are in ``rejected`` are expected to be refused by the engine and to deliver
+    nothing."""
     rng = random.Random(seed)
     memory = memory if memory is not None else SparseMemory()
     expected = {leaf: sum(1 for k, c in enumerate(commands)
