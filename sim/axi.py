@@ -1,5 +1,6 @@
 """cocotbext-axi memories with random pauses on every channel, and an AXI protocol monitor."""
 
+import logging
 import random
 
 import cocotb
@@ -8,7 +9,7 @@ from cocotbext.axi import AxiBus, AxiRam
 
 from topsort_hdl.bench.axi_memory import SAMPLED, AxiProtocolChecker
 
-__all__ = ["Pauses", "attach_ram", "start_monitor"]
+__all__ = ["Pauses", "attach_ram", "quiet", "start_monitor"]
 
 
 class Pauses:
@@ -35,7 +36,14 @@ def attach_ram(dut, prefix, pauses, mem=None, clock=None, reset=None, reset_acti
     for channel in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
                     ram.read_if.ar_channel, ram.read_if.r_channel):
         channel.set_pause_generator(pauses.generator())
+    quiet(ram.write_if, ram.read_if)
     return ram
+
+
+def quiet(*models):
+    """Keep cocotbext-axi models to warnings: a line per burst costs time on big runs."""
+    for model in models:
+        model.log.setLevel(logging.WARNING)
 
 
 def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None, reset=None,

@@ -32,7 +32,7 @@ from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
 
-from .axi import Pauses, attach_ram, start_monitor
+from .axi import Pauses, attach_ram, quiet, start_monitor
 
 CONFIG = config_from(os.environ.get("TOPSORT_CONFIG", "tiny"),
                      json.loads(os.environ.get("TOPSORT_SET", "[]")))
@@ -53,6 +53,7 @@ class SimDevice(Device):
                                         reset_active_level=False))
         self.master = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk,
                                     dut.ap_rst_n, reset_active_level=False)
+        quiet(self.master.write_if, self.master.read_if)
 
     async def write_register(self, offset, value):
         await self.master.write_dword(offset, value)
