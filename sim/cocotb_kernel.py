@@ -23,7 +23,7 @@ from topsort_hdl.axi.control import RegisterMap
 from topsort_hdl.host import (
     Device,
     KernelError,
-    buffer_addresses,
+    half_addresses,
     pack_records,
     run_sort,
     unpack_records,
@@ -81,22 +81,29 @@ async def bring_up(dut, pauses):
     return device, checkers
 
 
-async def sort_records(dut, device, records):
-    result = await run_sort(device, CONFIG, REGISTERS, pack_records(records),
+async def sort_records(dut, device, records, halves=None):
+    result = await run_sort(device, CONFIG, REGISTERS, pack_records(records), halves=halves,
                             poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
     return result
 
 
-def check_phase1_memory(device, records):
+def shuffled_halves(rng):
+    """Every tree's halves in two random channels: the kernel must not care where they are."""
+    channels = rng.sample(range(2 * CONFIG.trees), 2 * CONFIG.trees)
+    return [(channels[2 * i] * CONFIG.channel_bytes, channels[2 * i + 1] * CONFIG.channel_bytes)
+            for i in range(CONFIG.trees)]
+
+
+def check_phase1_memory(device, records, halves=None):
     """The runs phase 1 left in each tree's final half, against the golden kernel model: the
     same runs, each in key order with the same (key, value) multiset."""
     model = KernelModel(CONFIG)
     model.run(records)
-    buffers = buffer_addresses(CONFIG)
+    halves = halves or half_addresses(CONFIG)
     for tree, plan in enumerate(model.plans):
         if not plan.records:
             continue
-        address = buffers[tree] + plan.final_half * CONFIG.channel_bytes
+        address = halves[tree][plan.final_half]
         got = unpack_records(device.read_memory(address, plan.records * CONFIG.record_bytes))
         want = model.halves[tree][plan.final_half]
         step = plan.final_run_length
@@ -136,10 +143,11 @@ async def kernel_sorts_every_workload_back_to_back(dut):
     """Many jobs without reset; every AXI channel pauses at random; exact results."""
     rng = random.Random(SEED)
     device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
-    for name, records in workloads(rng):
-        result = await sort_records(dut, device, records)
+    for job, (name, records) in enumerate(workloads(rng)):
+        halves = shuffled_halves(rng) if job % 2 else None
+        result = await sort_records(dut, device, records, halves)
         check_sorted(records, result.output)
-        check_phase1_memory(device, records)
+        check_phase1_memory(device, records, halves)
         for checker in checkers:
             checker.idle()
         dut._log.info("%s: %d records, phase 1 %d cycles, phase 2 %d cycles", name,
@@ -150,18 +158,19 @@ async def kernel_sorts_every_workload_back_to_back(dut):
 async def kernel_flags_bad_arguments_without_memory_traffic(dut):
     rng = random.Random(SEED + 1)
     device, checkers = await bring_up(dut, Pauses(rng, 0.0))
-    buffers = [2 * i * CONFIG.channel_bytes for i in range(CONFIG.trees)]
+    good = half_addresses(CONFIG)
+    last = len(good) - 1
     cases = [
-        ("capacity", CONFIG.capacity + 1, buffers),
-        ("alignment", 10, buffers[:-1] + [buffers[-1] + 64]),
-        ("overlap", 10, [buffers[1] + CONFIG.channel_bytes] + buffers[1:]),
+        ("capacity", CONFIG.capacity + 1, good),
+        ("alignment", 10, good[:-1] + [(good[last][0], good[last][1] + 64)]),
+        ("overlap", 10, [(good[0][0], good[1][0] + 4096)] + good[1:]),
     ]
     for bit, count, bases in cases:
         records = [(rng.randrange(1 << 32), i) for i in range(count)] if count < 10_000 \
             else []
         data = pack_records(records) if records else bytes(count * CONFIG.record_bytes)
         try:
-            await run_sort(device, CONFIG, REGISTERS, data, buffers=bases,
+            await run_sort(device, CONFIG, REGISTERS, data, halves=bases,
                            poll_interval=lambda: ClockCycles(dut.ap_clk, 5))
         except KernelError as error:
             assert error.status == 1 << STATUS_BITS[bit], (bit, hex(error.status))

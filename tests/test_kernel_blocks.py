@@ -339,7 +339,7 @@ def test_blocks_convert_to_verilog(name, build):
 # The tree controller -------------------------------------------------------------------------
 
 
-def controller_passes(config, records, base, rng):
+def controller_passes(config, records, halves, rng):
     """Run a phase-1 TreeController over ``records`` records, every command port taking
     commands at random and ``writer_done`` pulsing a random while after a pass's last leaf
     command. Returns per pass ``{"writer", "packer", "feeder", "reader"}`` (the commands as
@@ -350,7 +350,8 @@ def controller_passes(config, records, base, rng):
 
     async def testbench(ctx):
         ctx.set(dut.records, records)
-        ctx.set(dut.base, base)
+        ctx.set(dut.halves[0], halves[0])
+        ctx.set(dut.halves[1], halves[1])
         ctx.set(dut.start, 1)
         await ctx.tick()
         ctx.set(dut.start, 0)
@@ -408,19 +409,19 @@ def test_controller_follows_the_plan(preset, records):
     the last pass tuned to leave at most F runs."""
     config = PRESETS[preset]
     rng = random.Random(records)
-    base = 3 * config.buffer_bytes
-    passes, (half, run_log2) = controller_passes(config, records, base, rng)
+    halves = (5 * config.channel_bytes, 2 * config.channel_bytes)   # anywhere, either order
+    passes, (half, run_log2) = controller_passes(config, records, halves, rng)
     plan = tree_plan(records, config.leaves, config.runs_per_tree)
     assert len(passes) == len(plan.passes)
     size = config.record_bytes
     for got, step in zip(passes, plan.passes, strict=True):
-        target = base + (step.source ^ 1) * config.channel_bytes
+        target = halves[step.source ^ 1]
         assert got["writer"] == [(target, records * size)]
         assert got["packer"] == [records]
         regions = leaf_regions(records, step, config.leaves)
         log2 = step.run_length.bit_length() - 1
         assert got["feeder"] == [(n, log2, step.groups) for _, n, _ in regions]
-        source = base + step.source * config.channel_bytes
+        source = halves[step.source]
         assert got["reader"] == [(j, source + first * size, n * size)
                                  for j, (first, n, _) in enumerate(regions) if n]
     assert (half, 1 << run_log2) == (plan.final_half, plan.final_run_length)

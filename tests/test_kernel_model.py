@@ -18,8 +18,9 @@ def test_model_sorts_any_count(name):
     for count in sizes:
         records = [(rng.choice([0, 5, 2**32 - 1, rng.randrange(2**32)]), i)
                    for i in range(count)]
-        buffers = [i * config.buffer_bytes for i in range(config.trees)]
-        out = model.run(records, buffers)
+        ch = config.channel_bytes    # halves anywhere: tree i's in channels 2i+1 and 2i
+        halves = [((2 * i + 1) * ch, 2 * i * ch) for i in range(config.trees)]
+        out = model.run(records, halves)
         assert [k for k, _ in out] == sorted(k for k, _ in records)
         assert sorted(out) == sorted(records)
         assert all(plan.final_runs <= config.runs_per_tree for plan in model.plans)
@@ -70,12 +71,13 @@ def test_split_records():
     (["key_bits=40"], "key_bits . value_bits must be 64"),
     (["trees=32"], "trees must be at most 16 on u280"),
     (["batch_bytes=1024"], "batch_bytes must be at least write_burst_bytes"),
+    (["channel_bytes=4294967296"], "capacity must be below 2..32 records"),
     (["reuse_burst_bytes=512"], "reuse_burst_bytes must be at least read_burst_bytes "
                                 "..024., not 512"),
     (["frequency=3"], "--set takes KEY=VALUE with KEY one of platform, trees"),
     (["trees"], "--set takes KEY=VALUE"),
     (["trees=many"], "trees must be an integer, not 'many'"),
-    (["platform=vu9p"], "platform must be one of u280, sim, not 'vu9p'"),
+    (["platform=vu9p"], "platform must be one of u280, u55c, sim, not 'vu9p'"),
 ])
 def test_config_errors(overrides, message):
     with pytest.raises(ValueError, match=message):

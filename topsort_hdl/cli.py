@@ -133,6 +133,12 @@ def _generate(args):
         raise UsageError(f"cannot write {out}: {error.strerror}") from None
     print(f"wrote {done['verilog']} ({done['bytes'] / 1e6:.1f} MB) and {out / 'registers.json'} "
           f"in {done['seconds']:.0f} s", file=sys.stderr)
+    if done["vitis"]:
+        names = ", ".join(path.name for path in done["vitis"])
+        print(f"Vitis files in {out}: {names}; see {out / 'Makefile'}", file=sys.stderr)
+    else:
+        print(f"no Vitis files: platform {config.platform} has no Vitis platform",
+              file=sys.stderr)
 
 
 def _sort(args):

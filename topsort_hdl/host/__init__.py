@@ -10,11 +10,11 @@ import struct
 from dataclasses import dataclass
 
 from ..axi.control import AP_DONE, AP_START, CONTROL
-from ..kernel.kernel import STATUS_BITS, kernel_arguments
+from ..kernel.kernel import STATUS_BITS, half_argument, kernel_arguments
 from ..kernel.plan import output_bases, split_records, tree_plan
 from ..models.memory import batch_chunks
 
-__all__ = ["Device", "RunResult", "KernelError", "buffer_addresses", "run_sort"]
+__all__ = ["Device", "RunResult", "KernelError", "half_addresses", "run_sort"]
 
 
 class Device:
@@ -51,16 +51,19 @@ class RunResult:
     polls: int
 
 
-def buffer_addresses(config):
-    """Where a host puts tree i's buffer: channels 2i and 2i+1 (Table I of the paper)."""
-    return [2 * i * config.channel_bytes for i in range(config.trees)]
+def half_addresses(config):
+    """Where a host puts tree i's two buffer halves: channels 2i and 2i+1 (Table I of the
+    paper), as ``[(half 0, half 1), ...]``."""
+    return [(2 * i * config.channel_bytes, (2 * i + 1) * config.channel_bytes)
+            for i in range(config.trees)]
 
 
-async def run_sort(device, config, register_map, data, buffers=None, poll_interval=None):
+async def run_sort(device, config, register_map, data, halves=None, poll_interval=None):
     """Sort ``data`` (records of ``config.record_bytes`` bytes) on ``device``; return a
     :class:`RunResult` whose ``output`` is the sorted records. Raises :class:`KernelError`
     when the kernel flags an error (then nothing is read back).
 
+    ``halves`` (default :func:`half_addresses`) places the trees' buffer halves.
     ``poll_interval`` is an awaitable factory called between polls of ap_done.
     """
     size = config.record_bytes
@@ -68,15 +71,15 @@ async def run_sort(device, config, register_map, data, buffers=None, poll_interv
         raise ValueError(f"data must be a whole number of {size}-byte records, "
                          f"not {len(data)} bytes")
     count = len(data) // size
-    buffers = buffers or buffer_addresses(config)
+    halves = halves or half_addresses(config)
     offset = 0
     for tree, share in enumerate(split_records(count, config.trees)):
-        device.write_memory(buffers[tree], data[offset:offset + share * size])
+        device.write_memory(halves[tree][0], data[offset:offset + share * size])
         offset += share * size
     # Like XRT: every argument word, then ap_start; completion from ap_done alone.
     values = {"records": count}
-    values.update({name: buffers[i] for i, (name, _) in
-                   enumerate(kernel_arguments(config)[1:])})
+    values.update({half_argument(i, h): halves[i][h] for i in range(config.trees)
+                   for h in (0, 1)})
     for name, _ in kernel_arguments(config):
         base = register_map.offset(name)
         await device.write_register(base, values[name] & 0xFFFFFFFF)
@@ -99,14 +102,14 @@ async def run_sort(device, config, register_map, data, buffers=None, poll_interv
         counters.append(high << 32 | low)
     if status:
         raise KernelError(status)
-    return RunResult(reassemble(device, config, buffers, count), status, *counters, polls)
+    return RunResult(reassemble(device, config, halves, count), status, *counters, polls)
 
 
-def reassemble(device, config, buffers, count):
+def reassemble(device, config, halves, count):
     """Read the phase-2 output back in stream order from its batches."""
     plans = [tree_plan(n, config.leaves, config.runs_per_tree)
              for n in split_records(count, config.trees)]
-    bases = output_bases(plans, buffers, config.channel_bytes, config.reuse)
+    bases = output_bases(plans, halves, config.reuse)
     out = bytearray(count * config.record_bytes)
     for offset, address, length in batch_chunks(len(out), bases, config.batch_bytes,
                                                 config.group):

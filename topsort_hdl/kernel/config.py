@@ -83,6 +83,9 @@ class KernelConfig:
             raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "
                              f"({2 * self.batch_bytes}), not {self.channel_bytes}")
         check_at_least("clock_hz", self.clock_hz, 1)
+        if self.capacity >= 1 << 32:     # the kernel's record count argument is 32-bit
+            raise ValueError(f"capacity must be below 2**32 records (a 32-bit count), not "
+                             f"{self.capacity}: use smaller channel_bytes")
 
     # Derived parameters: the one place they are computed.
     @property
@@ -125,11 +128,6 @@ class KernelConfig:
     @property
     def capacity(self):
         return self.trees * self.tree_capacity
-
-    @property
-    def buffer_bytes(self):
-        """Bytes of each tree's buffer: its two channels."""
-        return 2 * self.channel_bytes
 
     def summary(self):
         return (f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "

@@ -5,7 +5,7 @@ passes follows from the record count (the host never computes passes), the last 
 to leave at most F runs, and each pass ping-pongs between the tree's two channels.
 """
 
-from amaranth.hdl import C, Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -29,7 +29,8 @@ def writer_command_layout(params, ports, slots, length_bits):
 class TreeController(wiring.Component):
     """Drive one tree's read engine, leaf feeders, root packer and write engine.
 
-    Phase 1 (``start`` pulse, with ``records`` and ``base`` steady): passes until the tree holds
+    Phase 1 (``start`` pulse, with ``records`` and ``halves`` steady: the byte addresses of the
+    tree's two buffer halves, its records at the start of half 0): passes until the tree holds
     at most ``config.runs_per_tree`` runs; then ``done`` rises and ``half`` and ``run_log2``
     tell where the runs are and how long. Phase 2 (``start2`` pulse, reused trees only):
     point leaf j at run ``j % F`` of group tree ``j // F`` (described by the ``group_*``
@@ -45,7 +46,7 @@ class TreeController(wiring.Component):
         members = {
             "start": In(1),
             "records": In(COUNT_BITS),
-            "base": In(p.addr_width),
+            "halves": In(data.ArrayLayout(p.addr_width, 2)),
             "done": Out(1),
             "half": Out(1),
             "run_log2": Out(range(COUNT_BITS + 1)),
@@ -62,7 +63,7 @@ class TreeController(wiring.Component):
                 "start2": In(1),
                 "done2": Out(1),
                 "group_records": In(data.ArrayLayout(COUNT_BITS, group)),
-                "group_base": In(data.ArrayLayout(p.addr_width, group)),
+                "group_halves": In(data.ArrayLayout(data.ArrayLayout(p.addr_width, 2), group)),
                 "group_half": In(data.ArrayLayout(1, group)),
                 "group_run_log2": In(data.ArrayLayout(range(COUNT_BITS + 1), group)),
             })
@@ -74,7 +75,6 @@ class TreeController(wiring.Component):
         leaves, final = c.leaves, c.runs_per_tree
         leaf_bits, final_bits = exact_log2(leaves), exact_log2(final)
         record_bits = exact_log2(c.record_bytes)
-        half_bytes = C(c.channel_bytes, 64)
 
         runs = Signal(COUNT_BITS)              # runs in the source half
         run_log2 = self.run_log2               # their length
@@ -117,7 +117,7 @@ class TreeController(wiring.Component):
         length = Signal(COUNT_BITS)
         m.d.comb += length.eq(Mux((count != 0) & (end > first), end - first, 0))
         source = Signal(64)
-        m.d.comb += source.eq(self.base + Mux(half, half_bytes, 0))
+        m.d.comb += source.eq(Mux(half, self.halves[1], self.halves[0]))
 
         feeder_payload = Signal(feeder_command_layout(COUNT_BITS))
         reader_payload = Signal.like(self.reader_cmd.payload)
@@ -171,7 +171,8 @@ class TreeController(wiring.Component):
                 # The write engine and the packer first: the tree's output needs them.
                 m.d.comb += [
                     self.writer_cmd.valid.eq(~wrote),
-                    self.writer_cmd.payload.addr[0].eq(self.base + Mux(half, 0, half_bytes)),
+                    self.writer_cmd.payload.addr[0].eq(Mux(half, self.halves[0],
+                                                           self.halves[1])),
                     self.writer_cmd.payload.bytes.eq(records << record_bits),
                     self.packer_cmd.valid.eq(~packed),
                     self.packer_cmd.payload.records.eq(records),
@@ -214,7 +215,8 @@ class TreeController(wiring.Component):
                                      g_records)),
                     ]
                     g_length = Mux(g_end > g_first, g_end - g_first, 0)
-                    g_source = self.group_base[tree] + Mux(self.group_half[tree], half_bytes, 0)
+                    g_halves = self.group_halves[tree]
+                    g_source = Mux(self.group_half[tree], g_halves[1], g_halves[0])
                     m.d.comb += [
                         feeder_payload.records.eq(g_length),
                         feeder_payload.run_log2.eq(COUNT_BITS),

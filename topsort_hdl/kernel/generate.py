@@ -1,18 +1,22 @@
-"""Write a configuration's kernel: its Verilog and the register map next to it."""
+"""Write a configuration's kernel: its Verilog, the register map, and (for a board with Vitis
+platforms) everything Vitis needs next to it."""
 
 import json
 import time
 from pathlib import Path
 
+from ..vitis.identity import KERNEL_NAME
 from .kernel import STATUS_BITS, kernel_verilog
 
 __all__ = ["generate", "TOP_NAME"]
 
-TOP_NAME = "topsort"
+TOP_NAME = KERNEL_NAME
 
 
-def generate(config, out_dir):
-    """Write ``<out_dir>/topsort.v`` and ``registers.json``; return a dict of what was done."""
+def generate(config, out_dir, vitis=True):
+    """Write ``<out_dir>/topsort.v``, ``registers.json`` and, when ``vitis`` and the board has
+    Vitis platforms, the Vitis project files (:func:`topsort_hdl.vitis.write_project`).
+    Returns a dict of what was done."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -25,5 +29,10 @@ def generate(config, out_dir):
                       for e in registers.entries],
         "status_bits": STATUS_BITS,
     }, indent=2) + "\n")
+    written = []
+    if vitis:
+        from ..vitis import write_project
+
+        written = write_project(config, out_dir)
     return {"verilog": out_dir / f"{TOP_NAME}.v", "seconds": time.perf_counter() - start,
-            "bytes": len(text)}
+            "bytes": len(text), "vitis": written}

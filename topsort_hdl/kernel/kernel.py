@@ -25,15 +25,16 @@ from .feeder import LeafFeeder
 from .packer import RootPacker
 
 __all__ = ["TopSortKernel", "kernel_arguments", "kernel_counters", "kernel_verilog",
-           "STATUS_BITS", "CONTROL_ADDR_WIDTH"]
+           "argument_ports", "half_argument", "master_port", "STATUS_BITS", "CONTROL_ADDR_WIDTH",
+           "CONTROL_PORT"]
 
 CONTROL_ADDR_WIDTH = 12
 LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
 # Status register bits (0x.. "status"): why a job ended without sorting, or what went wrong.
 STATUS_BITS = {
     "capacity": 0,      # more records than the configuration holds
-    "alignment": 1,     # a buffer not aligned to a batch, or past the top of the address space
-    "overlap": 2,       # two tree buffers overlap
+    "alignment": 1,     # a half not aligned to a batch, or past the top of the address space
+    "overlap": 2,       # two buffer halves overlap
     "read_error": 3,    # an error response (or a bad command) on a read port
     "write_error": 4,   # an error response on a write port
 }
@@ -45,10 +46,37 @@ WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "
 WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
 
 
+RECORDS_BITS = 32       # the record count argument: pyxrt passes 32-bit scalars safely
+
+
 def kernel_arguments(config):
-    """The kernel's arguments, in register order: the record count, then each tree's buffer
-    (its two channels, ``2 * channel_bytes``; tree i's data start in its first half)."""
-    return [("records", 64)] + [(f"buffer{i:02d}", 64) for i in range(config.trees)]
+    """The kernel's arguments, in register order: the record count (32 bits), then each tree's
+    two buffer halves (64-bit addresses of ``channel_bytes`` each, one HBM channel in the
+    paper's map; the tree's records start in half 0). Separate halves let a host allocate
+    each in its own bank."""
+    return [("records", RECORDS_BITS)] + [(half_argument(i, h), 64)
+                                for i in range(config.trees) for h in (0, 1)]
+
+
+def half_argument(tree, half):
+    return f"tree{tree:02d}_half{half}"
+
+
+CONTROL_PORT = "s_axi_control"
+
+
+def master_port(tree):
+    """Tree i's AXI4 master: ``m00_axi`` ... (its signals ``m00_axi_awaddr`` ...)."""
+    return f"m{tree:02d}_axi"
+
+
+def argument_ports(config):
+    """Per argument, the interface it is read through: the control port for the record count,
+    tree i's master for its halves (the port a host's buffer must be reachable from)."""
+    ports = {"records": CONTROL_PORT}
+    ports.update({half_argument(i, h): master_port(i) for i in range(config.trees)
+                  for h in (0, 1)})
+    return ports
 
 
 def kernel_counters(config):
@@ -117,7 +145,7 @@ class TopSortKernel(wiring.Component):
         m.d.comb += self.interrupt.eq(regs.interrupt)
         args = regs.args
         records = args.records
-        buffers = [args[f"buffer{i:02d}"] for i in range(trees)]
+        halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
 
         # Everything that moves data restarts on each ap_start.
         job_reset = Signal()
@@ -176,11 +204,12 @@ class TopSortKernel(wiring.Component):
                 writer.i.payload.eq(packer.o.payload),
                 packer.o.ready.eq(writer.i.ready),
             ]
-            # Tree i's share of the records; its buffer.
+            # Tree i's share of the records; its buffer halves.
             # (the last tree never takes an extra one: no constant compare for it)
             extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
             share = (records >> tree_shift) + extra
-            m.d.comb += [control.records.eq(share), control.base.eq(buffers[i])]
+            m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
+                         control.halves[1].eq(halves[i][1])]
             _connect_read(m, self.m_axi[i], reader.axi)
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
@@ -202,7 +231,7 @@ class TopSortKernel(wiring.Component):
                     member = controllers[t * group + s]
                     m.d.comb += [
                         control.group_records[s].eq(member.records),
-                        control.group_base[s].eq(member.base),
+                        control.group_halves[s].eq(member.halves),
                         control.group_half[s].eq(member.half),
                         control.group_run_log2[s].eq(member.run_log2),
                     ]
@@ -217,20 +246,23 @@ class TopSortKernel(wiring.Component):
         counters = Signal(128)
         m.d.comb += regs.counters.eq(counters)
         cycles1, cycles2 = counters[:64], counters[64:]
-        size = c.buffer_bytes
+        # Every half: aligned to a batch (and a 4 KB page), inside the address space, and
+        # overlapping no other half (checked pair by pair, one pair per cycle).
+        regions = [h for pair in halves for h in pair]
+        size = c.channel_bytes
         align_bits = exact_log2(max(c.batch_bytes, 4096))
         misaligned = Cat((b[:align_bits] != 0) | ((b + C(size, 65))[64:] != 0)
-                         for b in buffers).any()
+                         for b in regions).any()
         over = records > c.capacity
-        pair_a = Signal(range(trees + 1))
-        pair_b = Signal(range(trees + 1))
+        pair_a = Signal(range(len(regions) + 1))
+        pair_b = Signal(range(len(regions) + 1))
         buf_a = Signal(64)
         buf_b = Signal(64)
-        for i in range(trees):
+        for i, region in enumerate(regions):
             with m.If(pair_a == i):
-                m.d.comb += buf_a.eq(buffers[i])
+                m.d.comb += buf_a.eq(region)
             with m.If(pair_b == i):
-                m.d.comb += buf_b.eq(buffers[i])
+                m.d.comb += buf_b.eq(region)
         overlapping = (buf_a < buf_b + size) & (buf_b < buf_a + size)
         errors = Cat(r.error for r in readers).any()
         write_errors = Cat(w.error for w in writers).any() | writer2.error
@@ -256,13 +288,13 @@ class TopSortKernel(wiring.Component):
                     m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
                 with m.If(misaligned):
                     m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
-                m.next = "PAIRS" if trees > 1 else "CHECKED"
+                m.next = "PAIRS"
             with m.State("PAIRS"):
                 with m.If(overlapping):
                     m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
-                with m.If(pair_b == trees - 1):
+                with m.If(pair_b == len(regions) - 1):
                     m.d.sync += [pair_a.eq(pair_a + 1), pair_b.eq(pair_a + 2)]
-                    with m.If(pair_a == trees - 2):
+                    with m.If(pair_a == len(regions) - 2):
                         m.next = "CHECKED"
                 with m.Else():
                     m.d.sync += pair_b.eq(pair_b + 1)
@@ -291,9 +323,9 @@ class TopSortKernel(wiring.Component):
                 for t in range(reuse):
                     for s in range(group):
                         tree = t * group + s
-                        free_half = Mux(controllers[tree].half, 0, C(c.channel_bytes, 64))
-                        m.d.comb += writer2.cmd.payload.addr[t * group + s].eq(
-                            buffers[tree] + free_half)
+                        free_half = Mux(controllers[tree].half, halves[tree][0],
+                                        halves[tree][1])
+                        m.d.comb += writer2.cmd.payload.addr[t * group + s].eq(free_half)
                 with m.If(writer2.cmd.ready):
                     m.d.sync += sent2.eq(1)
                 with m.If(packer2.cmd.ready):
@@ -310,9 +342,9 @@ class TopSortKernel(wiring.Component):
 def _vitis_name(path):
     head = path[0]
     if head == "control":
-        return "s_axi_control_" + path[1]
+        return f"{CONTROL_PORT}_{path[1]}"
     if head == "m_axi":
-        return f"m{path[1]:02d}_axi_{path[2]}"
+        return f"{master_port(path[1])}_{path[2]}"
     return "_".join(map(str, path))
 
 

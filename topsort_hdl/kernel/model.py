@@ -20,13 +20,13 @@ class KernelModel:
     After :meth:`run`: ``plans`` (per tree), ``halves[i][h]`` (the records of tree i's half h
     after phase 1, as a list), ``passes[i]`` (per pass, the list of output runs), ``output``
     (the sorted records) and ``chunks`` (``(stream offset, address, bytes)`` of the phase-2
-    output for the given buffer addresses).
+    output for the given ``addresses``, ``addresses[i] = (half 0, half 1)`` of tree i).
     """
 
     def __init__(self, config):
         self.config = config
 
-    def run(self, records, buffers=None):
+    def run(self, records, addresses=None):
         c = self.config
         counts = split_records(len(records), c.trees)
         self.plans, self.halves, self.passes = [], [], []
@@ -56,10 +56,10 @@ class KernelModel:
         runs = [self.halves[tree][half][first:first + count]
                 for row in leaves for tree, half, first, count in row]
         self.output = _merge(runs)
-        if buffers is not None:
+        if addresses is not None:
             from ..models.memory import batch_chunks
 
-            bases = output_bases(self.plans, buffers, c.channel_bytes, c.reuse)
+            bases = output_bases(self.plans, addresses, c.reuse)
             self.chunks = list(batch_chunks(len(records) * c.record_bytes, bases,
                                             c.batch_bytes, c.group))
         return self.output

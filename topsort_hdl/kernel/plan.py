@@ -4,17 +4,17 @@ The hardware controllers compute exactly this, step by step; the host library an
 kernel model use it to lay records out, check intermediate memory and reassemble the result.
 
 Layout. Records are split over the trees: tree i gets ``n_i = N // T + (i < N % T)``, stored
-from the start of half 0 of its buffer (channel 2i; half 1 is channel 2i+1). A pass reads R
-runs of length L (the last may be shorter) from one half and writes R' runs of length a*L
-(the last may be shorter) to the other, back to back. The a active leaves are spread over
-the tree, leaves 0, l/a, 2l/a, ..., so that each subtree gets its share and a pass with a < l
-still merges at a records per cycle (the first a leaves would all sit in one subtree of rate
-a/2 or less). Active leaf k takes the runs in contiguous blocks, the *shorter* blocks first,
-so that the single short run lands in the last group and every output run but the last is full:
-it takes ``q + (k >= a - rem)`` runs (``q, rem = divmod(R, a)``); group g merges run g of every
-leaf (a leaf with fewer runs, and every inactive leaf, sends an empty run). Passes use a = l
-until at most ``F * l`` runs are left;
-the last pass uses the smallest power of two a that leaves at most F runs (F = runs per tree).
+from the start of its buffer's half 0 (channel 2i; half 1 is channel 2i+1; the halves are
+separate kernel arguments). A pass reads R runs of length L (the last may be shorter) from one
+half and writes R' runs of length a*L (the last may be shorter) to the other, back to back.
+The a active leaves are spread over the tree, leaves 0, l/a, 2l/a, ..., so that each subtree
+gets its share and a pass with a < l still merges at a records per cycle (the first a leaves
+would all sit in one subtree of rate a/2 or less). Active leaf k takes the runs in contiguous
+blocks, the *shorter* blocks first, so that the single short run lands in the last group and
+every output run but the last is full: it takes ``q + (k >= a - rem)`` runs (``q, rem =
+divmod(R, a)``); group g merges run g of every leaf (a leaf with fewer runs, and every inactive
+leaf, sends an empty run). Passes use a = l until at most ``F * l`` runs are left; the last
+pass uses the smallest power of two a that leaves at most F runs (F = runs per tree).
 A tree that starts with at most F records makes no pass: its records are its runs.
 
 Phase 2: reused tree t's leaf j reads run ``j % F`` of tree ``t * S + j // F`` (S = T / r),
@@ -107,8 +107,9 @@ def phase2_leaves(plans, reuse, leaves):
     return out
 
 
-def output_bases(plans, buffers, channel_bytes, reuse):
-    """The phase-2 write engine's bases, ``[port * S + slot]``: the free half of each tree."""
+def output_bases(plans, halves, reuse):
+    """The phase-2 write engine's bases, ``[port * S + slot]``: the free half of each tree
+    (``halves[i]`` holds tree i's two half addresses)."""
     group = len(plans) // reuse
-    return [buffers[t * group + s] + (plans[t * group + s].final_half ^ 1) * channel_bytes
+    return [halves[t * group + s][plans[t * group + s].final_half ^ 1]
             for t in range(reuse) for s in range(group)]

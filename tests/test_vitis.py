@@ -1,0 +1,171 @@
+"""The Vitis files against the RTL and each other: we cannot run Vitis here, so every fact
+the tools would check is checked from the generated files and the kernel's own tables."""
+
+import re
+import shutil
+import subprocess
+from xml.etree import ElementTree
+
+import pytest
+
+from topsort_hdl.axi.control import RegisterMap
+from topsort_hdl.host import half_addresses
+from topsort_hdl.kernel.config import config_from
+from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
+from topsort_hdl.kernel.model import KernelModel
+from topsort_hdl.kernel.plan import phase2_leaves
+from topsort_hdl.platforms import PLATFORMS
+from topsort_hdl.vitis import link_config, package_tcl, port_channels, write_project
+from topsort_hdl.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
+from topsort_hdl.vitis.kernel_xml import kernel_xml
+
+# The tiny kernel on the U280 board: generated in seconds, named and mapped by the same rules.
+TINY_U280 = ["platform=u280"]
+
+
+def parse_kernel_xml(text):
+    kernel = ElementTree.fromstring(text).find("kernel")
+    ports = {p.get("name"): p.attrib for p in kernel.find("ports")}
+    args = [a.attrib for a in kernel.find("args")]
+    return kernel.attrib, ports, args
+
+
+@pytest.mark.parametrize("name", ["u280", "tiny"])
+def test_kernel_xml_matches_the_register_map(name):
+    config = config_from(name)
+    attrs, ports, args = parse_kernel_xml(kernel_xml(config))
+    assert attrs["vlnv"] == f"{VENDOR}:{LIBRARY}:{KERNEL_NAME}:{VERSION}"
+    assert attrs["hwControlProtocol"] == "ap_ctrl_hs" and attrs["name"] == KERNEL_NAME
+    registers = RegisterMap(kernel_arguments(config), kernel_counters(config))
+    assert [a["name"] for a in args] == [n for n, _ in kernel_arguments(config)]
+    assert [int(a["id"]) for a in args] == list(range(len(args)))
+    for arg, (arg_name, bits) in zip(args, kernel_arguments(config), strict=True):
+        assert int(arg["offset"], 16) == registers.offset(arg_name)
+        assert int(arg["size"], 16) == bits // 8
+        assert arg["port"] in ports
+        # Pointers on their tree's master, scalars on the control port.
+        assert (arg["addressQualifier"] == "1") == (arg["port"] != "s_axi_control")
+    assert ports["s_axi_control"]["mode"] == "slave"
+    masters = [p for p, a in ports.items() if a["mode"] == "master"]
+    assert masters == [f"m{i:02d}_axi" for i in range(config.trees)]
+    assert all(int(ports[m]["dataWidth"]) == config.data_width for m in masters)
+    # The control block decodes 12 address bits: every register within the slave's range.
+    assert max(e.offset + e.bytes for e in registers.entries) <= int(
+        ports["s_axi_control"]["range"], 16)
+
+
+def test_every_verilog_port_belongs_to_a_kernel_xml_interface(tmp_path):
+    config = config_from("tiny", TINY_U280)
+    paths = {p.name: p for p in write_project(config, tmp_path)}
+    from topsort_hdl.kernel.kernel import kernel_verilog
+
+    text, _ = kernel_verilog(config, KERNEL_NAME)
+    header = re.search(rf"module {KERNEL_NAME}\((.*?)\);", text, re.S).group(1)
+    verilog_ports = {p.strip() for p in header.split(",")}
+    _, ports, _ = parse_kernel_xml(paths["kernel.xml"].read_text())
+    loose = {p for p in verilog_ports if not any(p.startswith(i + "_") for i in ports)}
+    assert loose == {"ap_clk", "ap_rst_n", "interrupt"}
+    # No double underscore: Vivado's interface inference would miss such ports.
+    assert not [p for p in verilog_ports if "__" in p]
+    for interface in ports:
+        assert any(p.startswith(interface + "_") for p in verilog_ports), interface
+    # The link configuration names exactly the masters of kernel.xml.
+    linked = re.findall(r"^sp=\w+\.(\w+):HBM\[", paths["link.cfg"].read_text(), re.M)
+    assert linked == [p for p, a in ports.items() if a["mode"] == "master"]
+
+
+def test_packaging_script_agrees_with_kernel_xml():
+    config = config_from("u280")
+    tcl = package_tcl(config, PLATFORMS["u280"].part)
+    assert f"-vendor {VENDOR} -library {LIBRARY}" in tcl
+    assert f"set_property name {KERNEL_NAME} $core" in tcl
+    assert f"set_property version {VERSION} $core" in tcl
+    assert f"set_property top {KERNEL_NAME} " in tcl
+    assert f"-kernel_name {KERNEL_NAME}" in tcl
+    assert "set_property sdx_kernel true $core" in tcl
+    assert "set_property sdx_kernel_type rtl $core" in tcl
+    assert f"set_property value {config.clock_hz} " in tcl
+    interfaces = re.search(r"foreach busif \[list (.*?)\]", tcl).group(1).split()
+    _, ports, _ = parse_kernel_xml(kernel_xml(config))
+    assert sorted(interfaces) == sorted(ports)
+    assert f"-part {PLATFORMS['u280'].part}" in tcl
+
+
+@pytest.mark.parametrize("name,overrides", [("u280", []), ("tiny", []), ("small", []),
+                                            ("u280", ["trees=8", "reuse=2"])])
+def test_every_address_the_kernel_touches_is_in_its_masters_range(name, overrides):
+    """From the golden model: each master's phase-1 halves, the phase-2 runs the reused
+    trees read and the batches they write, all in the channels its sp= line lists."""
+    config = config_from(name, overrides)
+    ranges = port_channels(config)
+    halves = half_addresses(config)
+    channel = config.channel_bytes
+    count = min(config.capacity, 100_000)
+    model = KernelModel(config)
+    model.run([(i * 7919 % 1000, i) for i in range(count)], halves)
+
+    def check(port, address, length):
+        first, last = ranges[f"m{port:02d}_axi"]
+        assert first <= address // channel and (address + length - 1) // channel <= last, \
+            (port, hex(address), length)
+
+    for tree in range(config.trees):        # phase 1: the tree's own halves
+        for half in (0, 1):
+            check(tree, halves[tree][half], channel)
+    for t, row in enumerate(phase2_leaves(model.plans, config.reuse, config.leaves)):
+        port = t * config.group
+        for tree, half, first, n in row:       # phase 2 reads
+            if n:
+                check(port, halves[tree][half] + first * config.record_bytes,
+                      n * config.record_bytes)
+    ports = config.reuse
+    for k, (_, address, length) in enumerate(model.chunks):    # phase 2 writes
+        check((k % ports) * config.group, address, length)
+
+
+def test_link_config_lines():
+    text = link_config(config_from("u280"), hbm_slr=0, frequency_hz=214_000_000,
+                       floorplan_tcl="floorplan.tcl")
+    assert "sp=topsort_1.m00_axi:HBM[0:7]" in text        # Table I: reused tree 0
+    assert "sp=topsort_1.m05_axi:HBM[10:11]" in text
+    assert "sp=topsort_1.m12_axi:HBM[24:31]" in text
+    assert "slr=topsort_1:SLR0" in text and "nk=topsort:1:topsort_1" in text
+    assert "freqHz=214000000:topsort_1.ap_clk" in text
+    assert "prop=run.impl_1.STEPS.OPT_DESIGN.TCL.PRE=floorplan.tcl" in text
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize("name", ["u280", "tiny"])
+def test_cpp_host_layout_matches_the_model(tmp_path, name):
+    """topsort_layout.h (the C++ host's reassembly) against the Python model's batches."""
+    config = config_from(name)
+    from topsort_hdl.vitis import config_header
+
+    (tmp_path / "topsort_config.h").write_text(config_header(
+        config, RegisterMap(kernel_arguments(config), kernel_counters(config))))
+    from importlib import resources
+
+    layout = resources.files("topsort_hdl.vitis").joinpath("templates", "topsort_layout.h")
+    (tmp_path / "topsort_layout.h").write_text(layout.read_text())
+    halves = half_addresses(config)
+    table = ",".join(f"{{{a}ULL,{b}ULL}}" for a, b in halves)
+    counts = [1, 2, 7, 100, 1000, 4099, min(config.capacity, 60_000)]
+    (tmp_path / "check.cpp").write_text(
+        '#include <cstdio>\n#include "topsort_layout.h"\n'
+        f"static const uint64_t halves[][2] = {{{table}}};\n"
+        "int main() {\n"
+        f"  for (uint64_t n : {{{', '.join(f'{c}ULL' for c in counts)}}}) {{\n"
+        "    for (auto &c : topsort::output_chunks(n, halves))\n"
+        '      std::printf("%llu %llu %llu %llu\\n", (unsigned long long)n,\n'
+        "        (unsigned long long)c.offset, (unsigned long long)c.address,\n"
+        "        (unsigned long long)c.bytes);\n  }\n}\n")
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-o", str(tmp_path / "check"),
+                    str(tmp_path / "check.cpp")], check=True)
+    got = subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    expected = []
+    for n in counts:
+        model = KernelModel(config)
+        model.run([(0, 0)] * n, halves)
+        expected += [f"{n} {o} {a} {b}" for o, a, b in model.chunks]
+    assert got[:-1] == expected
