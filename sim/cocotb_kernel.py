@@ -12,6 +12,7 @@ cycle), TOPSORT_SEED.
 import json
 import os
 import random
+from xml.etree import ElementTree
 
 import cocotb
 from cocotb.clock import Clock
@@ -31,6 +32,7 @@ from topsort_hdl.host import (
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
+from topsort_hdl.vitis.kernel_xml import kernel_xml
 
 from .axi import Pauses, attach_ram, quiet, start_monitor
 
@@ -39,7 +41,23 @@ CONFIG = config_from(os.environ.get("TOPSORT_CONFIG", "tiny"),
 MODE = os.environ.get("TOPSORT_MODE", "suite")
 PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0.2"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
-REGISTERS = RegisterMap(kernel_arguments(CONFIG), kernel_counters(CONFIG))
+
+
+class KernelXmlRegisters:
+    """Register offsets as XRT takes them: the arguments from the generated kernel.xml (so
+    these benches prove its offsets drive the RTL's control block), the status word and the
+    counters from the register map."""
+
+    def __init__(self, config):
+        args = ElementTree.fromstring(kernel_xml(config)).find("kernel/args")
+        self.args = {arg.get("name"): int(arg.get("offset"), 16) for arg in args}
+        self.map = RegisterMap(kernel_arguments(config), kernel_counters(config))
+
+    def offset(self, name):
+        return self.args[name] if name in self.args else self.map.offset(name)
+
+
+REGISTERS = KernelXmlRegisters(CONFIG)
 
 
 class SimDevice(Device):

@@ -62,11 +62,12 @@ def verilator_lint(sources, toplevel):
     return messages
 
 
-def write_kernel(config, case):
-    """Emit a configuration's kernel Verilog into its case's build directory."""
+def write_kernel(config, case, port_stages=None):
+    """Emit a configuration's kernel Verilog into its case's build directory (``port_stages``:
+    register stages per tree port, default the floorplan's)."""
     from topsort_hdl.kernel.generate import generate
 
-    return generate(config, SIM_BUILD / case)["verilog"]
+    return generate(config, SIM_BUILD / case, port_stages=port_stages)["verilog"]
 
 
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,

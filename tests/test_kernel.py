@@ -33,6 +33,16 @@ def test_tiny_kernel_at_capacity():
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
 
 
+def test_tiny_kernel_with_port_register_stages():
+    # Die-crossing register stages on the ports (0 to 4, as a floorplan gives them) change
+    # latency only: exact results under random pauses on every channel.
+    case = "kernel_tiny_stages"
+    source = write_kernel(config_from("tiny"), case, port_stages=(2, 0, 4, 1))
+    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+              env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2, "TOPSORT_MODE": "bulk",
+                   "TOPSORT_RECORDS": 700})
+
+
 @pytest.mark.parametrize("name", ["tiny", pytest.param("small", marks=pytest.mark.slow),
                                   pytest.param("u280", marks=pytest.mark.slow)])
 def test_kernel_verilator_lint_is_clean(name):

@@ -15,7 +15,7 @@ from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
 from topsort_hdl.kernel.plan import phase2_leaves
 from topsort_hdl.platforms import PLATFORMS
-from topsort_hdl.vitis import link_config, package_tcl, port_channels, write_project
+from topsort_hdl.vitis import link_config, package_tcl, port_channels
 from topsort_hdl.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 
@@ -54,12 +54,19 @@ def test_kernel_xml_matches_the_register_map(name):
         ports["s_axi_control"]["range"], 16)
 
 
-def test_every_verilog_port_belongs_to_a_kernel_xml_interface(tmp_path):
-    config = config_from("tiny", TINY_U280)
-    paths = {p.name: p for p in write_project(config, tmp_path)}
-    from topsort_hdl.kernel.kernel import kernel_verilog
+@pytest.fixture(scope="module")
+def tiny_u280_project(tmp_path_factory):
+    """The tiny kernel generated for the U280 board: Verilog and every Vitis file."""
+    from topsort_hdl.kernel.generate import generate
 
-    text, _ = kernel_verilog(config, KERNEL_NAME)
+    out = tmp_path_factory.mktemp("tiny_u280")
+    done = generate(config_from("tiny", TINY_U280), out)
+    return {p.name: p for p in done["vitis"]} | {"topsort.v": done["verilog"]}
+
+
+def test_every_verilog_port_belongs_to_a_kernel_xml_interface(tiny_u280_project):
+    paths = tiny_u280_project
+    text = paths["topsort.v"].read_text()
     header = re.search(rf"module {KERNEL_NAME}\((.*?)\);", text, re.S).group(1)
     verilog_ports = {p.strip() for p in header.split(",")}
     _, ports, _ = parse_kernel_xml(paths["kernel.xml"].read_text())
@@ -169,3 +176,79 @@ def test_cpp_host_layout_matches_the_model(tmp_path, name):
         model.run([(0, 0)] * n, halves)
         expected += [f"{n} {o} {a} {b}" for o, a, b in model.chunks]
     assert got[:-1] == expected
+
+
+# The floorplan model --------------------------------------------------------------------------
+
+
+def check_floorplan(config, platform, plan, estimates, utilization, sll_fraction):
+    """A placement respects every die's budget and every boundary's SLLs, and stages follow
+    the dies crossed."""
+    from topsort_hdl.vitis.floorplan import axi_port_signals
+
+    reused = set(config.reused_trees)
+    for die, slr in enumerate(platform.slrs):
+        used = estimates["phase2"] if die == platform.hbm_slr else type(slr)()
+        for tree in plan.trees_on(die):
+            used = used + estimates["reused_tree" if tree in reused else "tree"]
+        assert used.fits(slr * utilization), die
+    port = axi_port_signals(config.axi)
+    for boundary in range(len(platform.slrs) - 1):
+        above = [t for t, d in enumerate(plan.slr) if d > boundary]
+        wires = sum(port + (config.data_width + 1 if t in reused else 0) for t in above)
+        assert wires == plan.crossing[boundary] <= platform.sll_per_crossing * sll_fraction
+    assert plan.stages == tuple(2 * abs(d - platform.hbm_slr) for d in plan.slr)
+
+
+def test_floorplan_reproduces_the_paper_with_its_estimates():
+    from topsort_hdl.vitis.floorplan import PAPER_U280_ESTIMATES, plan_floorplan
+
+    config, platform = config_from("u280"), PLATFORMS["u280"]
+    plan = plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.95)
+    assert [len(plan.trees_on(d)) for d in range(3)] == [2, 6, 8]     # the paper's 2 / 6 / 8
+    assert set(plan.trees_on(0)) <= set(config.reused_trees)
+    check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.95, 0.85)
+    # With a 90% die budget the middle die cannot take two reused trees: 3 / 5 / 8.
+    plan = plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.9)
+    assert [len(plan.trees_on(d)) for d in range(3)] == [3, 5, 8]
+    check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.9, 0.85)
+
+
+def test_floorplan_limits():
+    from topsort_hdl.platforms import Resources
+    from topsort_hdl.vitis.floorplan import plan_floorplan
+
+    config, platform = config_from("u280"), PLATFORMS["u280"]
+    small = {"tree": Resources(lut=1000), "reused_tree": Resources(lut=2000),
+             "phase2": Resources(lut=5000)}
+    plan = plan_floorplan(config, platform, **small)
+    check_floorplan(config, platform, plan, small, 0.9, 0.85)
+    # Tiny trees all want to leave the HBM die; the SLLs between dies 0 and 1 stop them.
+    assert len(plan.trees_on(0)) >= 1 and plan.crossing[0] > 0.8 * 23_040 * 0.85
+    with pytest.raises(ValueError, match="u280 does not fit on u280: no placement keeps"):
+        plan_floorplan(config, platform, Resources(lut=200_000), Resources(lut=200_000),
+                       Resources(lut=10_000))
+    with pytest.raises(ValueError, match="platform sim has no die resources"):
+        plan_floorplan(config_from("tiny"), PLATFORMS["sim"], **small)
+
+
+def test_floorplan_cells_exist_in_the_generated_hierarchy(tiny_u280_project):
+    """Every cell path floorplan.tcl names is an instance of the generated Verilog (Amaranth
+    names a module after its instance path), and every tree is placed exactly once."""
+    import fnmatch
+
+    text = tiny_u280_project["topsort.v"].read_text()
+    instances = {name.replace(".", "/") for name in
+                 re.findall(rf"^module \\{KERNEL_NAME}\.(\S+)", text, re.M)}
+    tcl = tiny_u280_project["floorplan.tcl"].read_text()
+    cells = re.findall(r"^\s+\$top/(\S+) \\$", tcl, re.M)
+    assert cells
+    for cell in cells:
+        assert fnmatch.filter(instances, cell), cell
+    config = config_from("tiny", TINY_U280)
+    placed = [t for t in range(config.trees) for c in cells if c.endswith(f"/reader{t}")]
+    assert placed == list(range(config.trees))
+    assert "set top [get_cells -quiet level0_i/ulp/topsort_1/inst]" in tcl
+    # The link configuration runs it before opt_design.
+    assert "prop=run.impl_1.STEPS.OPT_DESIGN.TCL.PRE=floorplan.tcl" in \
+        tiny_u280_project["link.cfg"].read_text()

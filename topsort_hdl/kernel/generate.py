@@ -13,14 +13,22 @@ __all__ = ["generate", "TOP_NAME"]
 TOP_NAME = KERNEL_NAME
 
 
-def generate(config, out_dir, vitis=True):
+def generate(config, out_dir, vitis=True, port_stages=None):
     """Write ``<out_dir>/topsort.v``, ``registers.json`` and, when ``vitis`` and the board has
-    Vitis platforms, the Vitis project files (:func:`topsort_hdl.vitis.write_project`).
-    Returns a dict of what was done."""
+    Vitis platforms, the Vitis project files (:func:`topsort_hdl.vitis.write_project`), the
+    floorplan among them: it decides the register stages on each tree's port unless
+    ``port_stages`` does. Returns a dict of what was done."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    text, kernel = kernel_verilog(config, TOP_NAME)
+    plan = None
+    if vitis:
+        from ..vitis import board_floorplan
+
+        plan = board_floorplan(config)
+        if plan is not None and port_stages is None:
+            port_stages = plan.stages
+    text, kernel = kernel_verilog(config, TOP_NAME, port_stages)
     (out_dir / f"{TOP_NAME}.v").write_text(text)
     registers = kernel.register_map
     (out_dir / "registers.json").write_text(json.dumps({
@@ -33,6 +41,6 @@ def generate(config, out_dir, vitis=True):
     if vitis:
         from ..vitis import write_project
 
-        written = write_project(config, out_dir)
+        written = write_project(config, out_dir, plan)
     return {"verilog": out_dir / f"{TOP_NAME}.v", "seconds": time.perf_counter() - start,
             "bytes": len(text), "vitis": written}

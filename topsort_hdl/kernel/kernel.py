@@ -18,6 +18,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..tree import MergeTree, ReuseSwitch
 from .controller import COUNT_BITS, TreeController
@@ -118,10 +119,19 @@ class TopSortKernel(wiring.Component):
         Port i: tree i's reads and writes in phase 1 (channels 2i, 2i+1); in phase 2 the
         reused tree t*S also reads its group's runs and writes its share of the output.
     interrupt : Out(1)
+
+    ``port_stages[i]`` register stages go on tree i's port (a floorplan that puts the tree k
+    dies away from the HBM gives it 2k); default none.
     """
 
-    def __init__(self, config):
+    def __init__(self, config, port_stages=None):
         self.config = config
+        if port_stages is None:
+            port_stages = (0,) * config.trees
+        if len(port_stages) != config.trees:
+            raise ValueError(f"port_stages must give one count per tree ({config.trees}), "
+                             f"not {len(port_stages)}")
+        self.port_stages = tuple(port_stages)
         self.registers = ControlRegisters(kernel_arguments(config), kernel_counters(config),
                                           addr_width=CONTROL_ADDR_WIDTH)
         super().__init__({
@@ -157,6 +167,12 @@ class TopSortKernel(wiring.Component):
         switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
                                                    leaf_depth=LEAF_DEPTH)
         controllers, writers, readers = [], [], []
+        # Each tree's port, through its register stages (none by default).
+        ports = []
+        for i in range(trees):
+            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(p, self.port_stages[i])
+            wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
+            ports.append(stages.s)
         phase2 = Signal()
         m.d.comb += switch.mode.eq(phase2)
         tree_shift = exact_log2(trees)
@@ -210,7 +226,7 @@ class TopSortKernel(wiring.Component):
             share = (records >> tree_shift) + extra
             m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
                          control.halves[1].eq(halves[i][1])]
-            _connect_read(m, self.m_axi[i], reader.axi)
+            _connect_read(m, ports[i], reader.axi)
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
         packer2 = dp.submodules.phase2_packer = RootPacker(record, reuse * c.rate, COUNT_BITS)
@@ -235,10 +251,10 @@ class TopSortKernel(wiring.Component):
                         control.group_half[s].eq(member.half),
                         control.group_run_log2[s].eq(member.run_log2),
                     ]
-                _connect_write(m, self.m_axi[i], writer2.axi[t], enable=phase2)
-                _connect_write(m, self.m_axi[i], writers[i].axi[0], enable=~phase2)
+                _connect_write(m, ports[i], writer2.axi[t], enable=phase2)
+                _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
             else:
-                _connect_write(m, self.m_axi[i], writers[i].axi[0])
+                _connect_write(m, ports[i], writers[i].axi[0])
 
         # The job.
         status = Signal(32)
@@ -348,10 +364,10 @@ def _vitis_name(path):
     return "_".join(map(str, path))
 
 
-def kernel_verilog(config, name="topsort"):
+def kernel_verilog(config, name="topsort", port_stages=None):
     """The kernel's Verilog: top ``name`` with ports ``ap_clk``, ``ap_rst_n``,
     ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``; returns ``(text, kernel)``."""
-    kernel = TopSortKernel(config)
+    kernel = TopSortKernel(config, port_stages)
     top = Module()
     top.domains.sync = ClockDomain()
     ap_clk = Signal(name="ap_clk")

@@ -13,12 +13,13 @@ from ..axi.control import RegisterMap
 from ..kernel.kernel import kernel_arguments, kernel_counters
 from ..platforms import PLATFORMS
 from .connectivity import link_config, port_channels
+from .floorplan import PAPER_U280_ESTIMATES, floorplan_tcl, plan_floorplan
 from .identity import KERNEL_NAME, compute_unit, vlnv
 from .kernel_xml import kernel_xml
 from .package import package_tcl
 
-__all__ = ["write_project", "port_channels", "kernel_xml", "link_config", "package_tcl",
-           "config_header"]
+__all__ = ["write_project", "board_floorplan", "port_channels", "kernel_xml", "link_config",
+           "package_tcl", "config_header"]
 
 TEMPLATES = ("host.cpp", "host.py", "topsort_layout.h")
 
@@ -92,23 +93,40 @@ run-py: $(XCLBIN) | check-xrt
 """
 
 
-def write_project(config, out_dir):
-    """Write the Vitis files for ``config`` into ``out_dir``; return their paths ([] for a
-    board without Vitis platforms, like the simulation board)."""
+def board_floorplan(config):
+    """The floorplan of ``config`` on its board (None for a board without dies to plan).
+
+    Per-tree resources are the paper's U280 figures until the QoR estimates (issue 7) give
+    this configuration's own; dies are filled to 95%, the density the paper routed at 214 MHz
+    (its 2 / 6 / 8 split), SLLs to 85%."""
+    platform = PLATFORMS[config.platform]
+    if not platform.vitis or not platform.slrs:
+        return None
+    return plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.95)
+
+
+def write_project(config, out_dir, plan=None):
+    """Write the Vitis files for ``config`` into ``out_dir`` (``plan``: its floorplan, default
+    :func:`board_floorplan`); return their paths ([] for a board without Vitis platforms,
+    like the simulation board)."""
     platform = PLATFORMS[config.platform]
     if not platform.vitis:
         return []
+    plan = plan or board_floorplan(config)
     registers = RegisterMap(kernel_arguments(config), kernel_counters(config))
     files = {
         "kernel.xml": kernel_xml(config),
         "package_kernel.tcl": package_tcl(config, platform.part),
-        "link.cfg": link_config(config, hbm_slr=platform.hbm_slr, frequency_hz=config.clock_hz),
+        "link.cfg": link_config(config, hbm_slr=platform.hbm_slr, frequency_hz=config.clock_hz,
+                                floorplan_tcl="floorplan.tcl"),
+        "floorplan.tcl": floorplan_tcl(config, platform, plan, compute_unit()),
         "topsort_config.h": config_header(config, registers),
         "topsort_config.json": json.dumps({
             "kernel": KERNEL_NAME, "vlnv": vlnv(), "compute_unit": compute_unit(),
             "config": dataclasses.asdict(config),
             "registers": {e.name: e.offset for e in registers.entries},
             "port_channels": port_channels(config),
+            "floorplan": {"slr": plan.slr, "port_stages": plan.stages},
         }, indent=2) + "\n",
         "Makefile": makefile(config, platform),
     }
