@@ -140,7 +140,7 @@ def test_configs_lists_the_presets(capsys):
         main(["configs"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    for name in ("u280", "tiny", "small"):
+    for name in ("u280", "u55c", "tiny", "small"):
         assert name in out
     assert "16 trees x 16 leaves x 8 records/cycle" in out
 

@@ -15,7 +15,7 @@ from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
 from topsort_hdl.kernel.plan import phase2_leaves
 from topsort_hdl.platforms import PLATFORMS
-from topsort_hdl.vitis import link_config, package_tcl, port_channels
+from topsort_hdl.vitis import link_config, package_tcl, port_channels, write_project
 from topsort_hdl.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 
@@ -252,3 +252,14 @@ def test_floorplan_cells_exist_in_the_generated_hierarchy(tiny_u280_project):
     # The link configuration runs it before opt_design.
     assert "prop=run.impl_1.STEPS.OPT_DESIGN.TCL.PRE=floorplan.tcl" in \
         tiny_u280_project["link.cfg"].read_text()
+
+
+def test_u55c_project_targets_its_board(tmp_path):
+    config = config_from("u55c")
+    files = {p.name: p.read_text() for p in write_project(config, tmp_path)}
+    assert "PLATFORM ?= xilinx_u55c_gen3x16_xdma_3_202210_1" in files["Makefile"]
+    assert "-part xcu55c-fsvh2892-2L-e" in files["package_kernel.tcl"]
+    assert "sp=topsort_1.m00_axi:HBM[0:7]" in files["link.cfg"]
+    assert "CHANNEL_BYTES = 536870912ULL" in files["topsort_config.h"]     # 512 MB channels
+    # The simulation board has no Vitis platform: no Vitis files.
+    assert write_project(config_from("tiny"), tmp_path / "sim") == []

@@ -139,6 +139,8 @@ class KernelConfig:
 
 PRESETS = {
     "u280": KernelConfig(name="u280"),
+    # The paper's shape on the U55C: same die, 512 MB channels (twice the records).
+    "u55c": KernelConfig(name="u55c", platform="u55c"),
     "tiny": KernelConfig(name="tiny", platform="sim", trees=4, rate=2, leaves=4, reuse=2,
                          read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
                          batch_bytes=256, read_outstanding=4, write_outstanding=4),
