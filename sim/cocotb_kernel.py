@@ -30,8 +30,9 @@ from topsort_hdl.host import (
     unpack_records,
 )
 from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters
+from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters, master_port
 from topsort_hdl.kernel.model import KernelModel
+from topsort_hdl.vitis.connectivity import port_channels
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 
 from .axi import Pauses, attach_ram, quiet, start_monitor
@@ -131,6 +132,21 @@ def check_phase1_memory(device, records, halves=None):
             assert sorted(run) == sorted(want[start:start + step]), (tree, start, "records")
 
 
+def check_channels(checkers):
+    """Every burst each master issued stays in the HBM channels its ``sp=`` line of the v++
+    link configuration gives it (the host's default placement of the halves)."""
+    ranges = port_channels(CONFIG)
+    size = CONFIG.channel_bytes
+    beat = CONFIG.data_width // 8
+    for tree, checker in enumerate(checkers):
+        first, last = ranges[master_port(tree)]
+        for kind in ("ar", "aw"):
+            for _, address, length in checker.bursts[kind]:
+                end = address + (length + 1) * beat - 1
+                assert first <= address // size and end // size <= last, \
+                    (master_port(tree), kind, hex(address), (first, last))
+
+
 def check_sorted(records, output):
     got = unpack_records(output)
     assert [k for k, _ in got] == sorted(k for k, _ in records), "keys out of order"
@@ -221,12 +237,13 @@ async def kernel_recovers_from_a_reset_in_the_middle_of_a_job(dut):
 async def kernel_sorts_a_big_job(dut):
     """TOPSORT_RECORDS random records (default: the configuration's capacity)."""
     rng = random.Random(SEED + 3)
-    device, _ = await bring_up(dut, Pauses(rng, PAUSE))
+    device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
     count = int(os.environ.get("TOPSORT_RECORDS", CONFIG.capacity))
     records = [(rng.randrange(1 << 32), i) for i in range(count)]
     result = await sort_records(dut, device, records)
     check_sorted(records, result.output)
     check_phase1_memory(device, records)
+    check_channels(checkers)
     dut._log.info("%d records: phase 1 %d cycles, phase 2 %d cycles", len(records),
                   result.phase1_cycles, result.phase2_cycles)
     stats = os.environ.get("TOPSORT_STATS")
