@@ -37,6 +37,9 @@ class Resources:
     def __add__(self, other):
         return Resources(*(getattr(self, k) + getattr(other, k) for k in RESOURCE_KINDS))
 
+    def __sub__(self, other):
+        return Resources(*(getattr(self, k) - getattr(other, k) for k in RESOURCE_KINDS))
+
     def __mul__(self, factor):
         return Resources(*(getattr(self, k) * factor for k in RESOURCE_KINDS))
 

@@ -65,8 +65,9 @@ def plan_floorplan(config, platform, tree, reused_tree, phase2, *, utilization=0
     root = config.data_width + 1                  # a reused tree's root bundle to phase 2
     wires = int(platform.sll_per_crossing * sll_fraction)
     budgets = [slr * utilization for slr in platform.slrs]
-    budgets[hbm] = _minus(budgets[hbm], phase2)
+    budgets[hbm] = budgets[hbm] - phase2
     normal = [i for i in range(config.trees) if i not in reused]
+    by_distance = sorted(range(dies), key=lambda d: -abs(d - hbm))     # farthest die first
     best = None
     # Counts per die of normal and reused trees; the search space is small (T <= 64).
     for counts in _splits(len(normal), dies):
@@ -82,7 +83,7 @@ def plan_floorplan(config, platform, tree, reused_tree, phase2, *, utilization=0
             if any(c > wires for c in crossing):
                 continue
             off = sum(counts[d] + rcounts[d] for d in range(dies) if d != hbm)
-            far = tuple((counts[d] + rcounts[d]) for d in reversed(range(dies)))
+            far = tuple(counts[d] + rcounts[d] for d in by_distance)
             key = (off, far, -sum(rcounts[d] * abs(d - hbm) for d in range(dies)))
             if best is None or key > best[0]:
                 best = (key, counts, rcounts, used, crossing)
@@ -93,7 +94,7 @@ def plan_floorplan(config, platform, tree, reused_tree, phase2, *, utilization=0
     _, counts, rcounts, used, crossing = best
     slr = [hbm] * config.trees
     queue_n, queue_r = list(normal), sorted(reused)
-    for d in sorted(range(dies), key=lambda d: -abs(d - hbm)):   # farthest dies first
+    for d in by_distance:
         for _ in range(counts[d]):
             slr[queue_n.pop()] = d
         for _ in range(rcounts[d]):
@@ -101,11 +102,6 @@ def plan_floorplan(config, platform, tree, reused_tree, phase2, *, utilization=0
     stages = tuple(2 * abs(s - hbm) for s in slr)
     return Floorplan(tuple(slr), stages, tuple(used), tuple(crossing),
                      tuple(budgets))
-
-
-def _minus(a, b):
-    return Resources(*(getattr(a, k) - getattr(b, k) for k in ("lut", "ff", "bram", "uram",
-                                                                "dsp")))
 
 
 def _splits(total, parts):
