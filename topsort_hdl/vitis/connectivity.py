@@ -14,15 +14,18 @@ __all__ = ["port_channels", "link_config"]
 
 
 def port_channels(config):
-    """Per master port name, the range ``(first, last)`` of HBM channels it addresses."""
+    """Per master port name, the range ``(first, last)`` of HBM channels it addresses: its own
+    tree's halves, and for a reused tree those of its whole phase-2 group."""
+    from ..host import half_addresses
+
+    halves = half_addresses(config)
     reused = set(config.reused_trees)
     ranges = {}
     for tree in range(config.trees):
-        if tree in reused:
-            first = 2 * tree
-            ranges[master_port(tree)] = (first, first + 2 * config.group - 1)
-        else:
-            ranges[master_port(tree)] = (2 * tree, 2 * tree + 1)
+        members = range(tree, tree + config.group) if tree in reused else [tree]
+        channels = [address // config.channel_bytes for member in members
+                    for address in halves[member]]
+        ranges[master_port(tree)] = (min(channels), max(channels))
     return ranges
 
 

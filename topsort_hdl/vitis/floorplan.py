@@ -35,7 +35,6 @@ class Floorplan:
     stages: tuple
     used: tuple
     crossing: tuple
-    limits: tuple
 
     def trees_on(self, die):
         return [i for i, s in enumerate(self.slr) if s == die]
@@ -100,8 +99,7 @@ def plan_floorplan(config, platform, tree, reused_tree, phase2, *, utilization=0
         for _ in range(rcounts[d]):
             slr[queue_r.pop()] = d
     stages = tuple(2 * abs(s - hbm) for s in slr)
-    return Floorplan(tuple(slr), stages, tuple(used), tuple(crossing),
-                     tuple(budgets))
+    return Floorplan(tuple(slr), stages, tuple(used), tuple(crossing))
 
 
 def _splits(total, parts):
