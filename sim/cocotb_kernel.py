@@ -4,7 +4,8 @@ HBM (one cocotbext-axi ``AxiRam`` per master over one shared memory, every chann
 random), arguments and ap_start over ``AxiLiteMaster``, ap_done polled, result reassembled.
 
 Environment: TOPSORT_CONFIG (preset), TOPSORT_SET (JSON list of KEY=VALUE), TOPSORT_MODE
-(``suite``, ``bulk`` with TOPSORT_RECORDS, or ``file`` with TOPSORT_INPUT, TOPSORT_OUTPUT),
+(``suite``, ``bulk`` with TOPSORT_RECORDS, ``sweep`` with TOPSORT_COUNTS, or ``file`` with
+TOPSORT_INPUT, TOPSORT_OUTPUT),
 TOPSORT_STATS (cycle counts as JSON), TOPSORT_PAUSE (probability a memory channel pauses in a
 cycle), TOPSORT_SEED.
 """
@@ -16,7 +17,7 @@ from xml.etree import ElementTree
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, Timer
+from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
@@ -100,10 +101,15 @@ async def bring_up(dut, pauses):
     return device, checkers
 
 
+def job_deadline_ns(count):
+    """A hang fails the test: far more time than any job needs, even with memory pauses."""
+    return (20_000 + 40 * count) * 10
+
+
 async def sort_records(dut, device, records, halves=None):
-    result = await run_sort(device, CONFIG, REGISTERS, pack_records(records), halves=halves,
-                            poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
-    return result
+    job = run_sort(device, CONFIG, REGISTERS, pack_records(records), halves=halves,
+                   poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
+    return await with_timeout(job, job_deadline_ns(len(records)), "ns")
 
 
 def shuffled_halves(rng):
@@ -170,6 +176,13 @@ def workloads(rng):
     yield "one record", [(rng.randrange(top), 5)]
     yield "fewer than a bundle", [(rng.randrange(top), i) for i in range(max(1, rate - 1))]
     yield "no multiple of anything", [(rng.randrange(top), i) for i in range(n - 17 | 1)]
+    # Trees one record apart across a pass boundary: tree 0 makes a pass (ending in pad
+    # bundles at its root) that the others do not, so the phase-2 runs differ in length.
+    span = CONFIG.trees * CONFIG.runs_per_tree
+    for count in (span + 1, CONFIG.trees * CONFIG.runs_per_tree * CONFIG.leaves + 1):
+        if count <= cap:
+            yield f"{count} records: uneven trees", [(rng.randrange(top), i)
+                                                     for i in range(count)]
 
 
 @cocotb.test(skip=MODE != "suite")
@@ -253,6 +266,24 @@ async def kernel_sorts_a_big_job(dut):
                        "phase2_cycles": result.phase2_cycles}, out)
 
 
+@cocotb.test(skip=MODE != "sweep")
+async def kernel_cycles_over_a_sweep(dut):
+    """One job per count of TOPSORT_COUNTS (a JSON list), random keys, each checked exactly;
+    the cycle counters of every job as a JSON list in TOPSORT_STATS (for the performance
+    model's validation, :mod:`topsort_hdl.qor.measure`)."""
+    rng = random.Random(SEED + 5)
+    device, _ = await bring_up(dut, Pauses(rng, PAUSE))
+    rows = []
+    for count in json.loads(os.environ["TOPSORT_COUNTS"]):
+        records = [(rng.randrange(1 << 32), i) for i in range(count)]
+        result = await sort_records(dut, device, records)
+        check_sorted(records, result.output)
+        rows.append({"records": count, "phase1_cycles": result.phase1_cycles,
+                     "phase2_cycles": result.phase2_cycles})
+        with open(os.environ["TOPSORT_STATS"], "w") as out:
+            json.dump(rows, out)
+
+
 @cocotb.test(skip=MODE != "file")
 async def sort_file(dut):
     """``topsort-hdl sort``: the records of TOPSORT_INPUT into TOPSORT_OUTPUT."""
@@ -267,7 +298,8 @@ async def sort_file(dut):
             with open(progress, "w") as out:
                 json.dump({"cycles": int(get_sim_time("ns")) // 10, "phase": "sorting"}, out)
 
-    result = await run_sort(device, CONFIG, REGISTERS, data, poll_interval=poll)
+    job = run_sort(device, CONFIG, REGISTERS, data, poll_interval=poll)
+    result = await with_timeout(job, job_deadline_ns(len(data) // CONFIG.record_bytes), "ns")
     with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
         out.write(result.output)
     with open(os.environ["TOPSORT_STATS"], "w") as out:

@@ -166,7 +166,7 @@ class TopSortKernel(wiring.Component):
         reused = {t * group: t for t in range(reuse)}
         switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
                                                    leaf_depth=LEAF_DEPTH)
-        controllers, writers, readers = [], [], []
+        controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
         ports = []
         for i in range(trees):
@@ -194,6 +194,7 @@ class TopSortKernel(wiring.Component):
             dp.submodules[f"packer{i}"] = packer
             dp.submodules[f"controller{i}"] = control
             controllers.append(control)
+            packers.append(packer)
             writers.append(writer)
             readers.append(reader)
             if i in reused:
@@ -282,7 +283,10 @@ class TopSortKernel(wiring.Component):
         overlapping = (buf_a < buf_b + size) & (buf_b < buf_a + size)
         errors = Cat(r.error for r in readers).any()
         write_errors = Cat(w.error for w in writers).any() | writer2.error
-        for_all_done = Cat(ctl.done for ctl in controllers).all()
+        # Phase 1 ends when every tree's output is written and every root packer has taken the
+        # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
+        for_all_done = Cat(ctl.done for ctl in controllers).all() & \
+            ~Cat(packer.busy for packer in packers).any()
         sent2 = Signal()     # the phase-2 write command is taken
         packed2 = Signal()
 

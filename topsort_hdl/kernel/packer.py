@@ -20,12 +20,14 @@ class RootPacker(wiring.Component):
     """Pack the real records of a tree root's bundles densely into ``rate``-record words.
 
     In every root bundle the real records come first and pad records (pad flag set, see
-    :mod:`topsort_hdl.records.padding`) last; runs are stored back to back, so ``last`` is
-    ignored. Output transfer ``t`` of a job holds its real records ``t*rate`` to
-    ``t*rate+rate-1`` as plain records (the pad flag dropped). Once the job's ``records``-th
-    real record is in, its final partial word goes out with the unused slots zero and the
-    packer takes the next command; pad bundles after that record are left for the next job. A
-    job of zero records takes its command and sends nothing; no bundle is taken without a job.
+    :mod:`topsort_hdl.records.padding`) last; runs are stored back to back. Output transfer
+    ``t`` of a job holds its real records ``t*rate`` to ``t*rate+rate-1`` as plain records (the
+    pad flag dropped). Once the job's ``records``-th real record is in, its final partial word
+    goes out with the unused slots zero; the packer then takes the rest of that record's run,
+    up to the bundle with ``last`` (a merge unit's output run can end in bundles of pads), so
+    that a job leaves nothing behind in the tree: a reused tree's root feeds phase 2 next, where
+    a stray run would pair with a real one. A job of zero records takes its command and sends
+    nothing; no bundle is taken without a job.
 
     A ``2*rate``-record accumulator takes one bundle per cycle at its fill level and gives one
     word per cycle from its bottom, so bundles go in and words come out every cycle.
@@ -97,10 +99,13 @@ class RootPacker(wiring.Component):
         m.d.comb += masked.eq(Cat(Mux(j < count, bundle[j].as_value()[:width], 0)
                                   for j in range(rate)))
         take = Signal()
+        tail = Signal()     # the final record is in; its run's last bundle is not
         m.d.comb += [
-            self.i.ready.eq((remaining != 0) & (kept <= rate)),
+            self.i.ready.eq(((remaining != 0) | tail) & (kept <= rate)),
             take.eq(self.i.valid & self.i.ready),
         ]
+        with m.If(take):
+            m.d.sync += tail.eq(~self.i.payload.last & (remaining == count))
 
         placed = Signal.like(acc)
         with m.Switch(kept):
@@ -127,7 +132,7 @@ class RootPacker(wiring.Component):
 
         idle = Signal()
         m.d.comb += [
-            idle.eq((remaining == 0) & (fill == 0)),
+            idle.eq((remaining == 0) & ~tail & (fill == 0)),
             self.cmd.ready.eq(idle),
             self.busy.eq(~idle | out_valid),
         ]
