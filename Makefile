@@ -8,7 +8,8 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench lint verilog units sim-u280 profile clean distclean help
+.PHONY: all setup test test-slow test-all bench qor qor-update model lint verilog units sim-u280 profile \
+	clean distclean help
 
 all: test
 
@@ -17,6 +18,10 @@ help:
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
+	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
+	@echo "                u280 generator time and memory, against benchmarks/golden/qor.json (~40 min)"
+	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
+	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
@@ -51,6 +56,17 @@ bench: setup
 	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden benchmarks/golden/mms.json
 	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden benchmarks/golden/tree.json
 	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden benchmarks/golden/axi.json
+
+QOR_GOLDEN := benchmarks/golden/qor.json
+qor: setup
+	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --json build/qor/figures.json
+
+qor-update: setup
+	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
+
+model: setup
+	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \
+		--json build/model/u280-sweep.json
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl sim tests

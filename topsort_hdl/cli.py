@@ -96,6 +96,30 @@ def _parser():
     bench.add_argument("--json", type=Path, help="also write the results to this JSON file")
     bench.add_argument("--golden", type=Path,
                        help="compare with these golden results; exit 1 on a regression")
+    model = commands.add_parser("model", help="predict passes, cycles and GB/s (performance "
+                                "model)")
+    _add_config_options(model)
+    size = model.add_mutually_exclusive_group(required=True)
+    size.add_argument("--bytes", help="data size: 4G, 256M, 65536 (8-byte records)")
+    size.add_argument("--sweep", action="store_true",
+                      help="32 MB .. 4 GB next to the paper's measurements")
+    model.add_argument("--memory", choices=["measured", "peak", "ideal"], default="measured",
+                       help="HBM per channel: measured sequential bandwidth (default), the "
+                            "peak figure, or ideal (one beat per cycle, as in simulation)")
+    model.add_argument("--plot", type=Path, help="with --sweep: write a PNG plot here")
+    model.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+
+    qor = commands.add_parser("qor", help="resource estimates (Yosys); with --golden, the QoR "
+                              "regression")
+    _add_config_options(qor)
+    qor.add_argument("--part", action="append", choices=["resources", "sorts", "generator"],
+                     help="what to measure (repeatable; default: resources of --config, or "
+                          "everything with --golden)")
+    qor.add_argument("--golden", type=Path,
+                     help="compare with these golden figures; exit 1 when one leaves its band")
+    qor.add_argument("--update", action="store_true",
+                     help="with --golden: rewrite the golden file with the new figures")
+    qor.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     return parser
 
 
@@ -283,12 +307,114 @@ def _bench_tree():
     return results
 
 
+def _model(args):
+    from .perf.model import estimate
+    from .perf.sweep import format_size, parse_size, plot_sweep, sweep, sweep_table
+
+    config = _config(args)
+    if args.plot and not args.sweep:
+        raise UsageError("--plot needs --sweep")
+    if args.sweep:
+        rows = sweep(config, memory=args.memory)
+        for line in sweep_table(config, rows, args.memory):
+            print(line)
+        if args.plot:
+            print(f"wrote {plot_sweep(config, rows, args.plot, args.memory)}")
+        figures = rows
+    else:
+        try:
+            size = parse_size(args.bytes)
+        except ValueError as error:
+            raise UsageError(f"--bytes: {error}") from None
+        if size % config.record_bytes:
+            raise UsageError(f"--bytes must be a multiple of the record size "
+                             f"({config.record_bytes}), not {size}")
+        try:
+            e = estimate(config, size // config.record_bytes, args.memory)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        for line in _estimate_lines(e, format_size(size)):
+            print(line)
+        figures = {"records": e.records, "passes": e.passes,
+                   "phase1_cycles": e.phase1.cycles, "phase2_cycles": e.phase2.cycles,
+                   "phase1_gbps": e.phase1.gbps, "phase2_gbps": e.phase2.gbps,
+                   "overall_gbps": e.total.gbps, "seconds": e.total.seconds,
+                   "bound": e.bound()}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def _estimate_lines(e, size):
+    c = e.config
+    mem = "ideal" if e.memory == "ideal" else f"{e.memory_rate:.2f} records/cycle per channel"
+    lines = [f"{size} ({e.records} records) on {c.name} at {c.clock_hz / 1e6:g} MHz, memory "
+             f"'{e.memory}' ({mem}): {e.passes} phase-1 passes, then phase 2",
+             f"  tree {e.slowest_tree} (the slowest):",
+             f"  {'pass':>6} {'records':>11} {'active':>6} {'rec/cycle':>9} {'bound':>7} "
+             f"{'lag':>6} {'tail':>5} {'cycles':>11}"]
+    rows = [(str(i + 1), p) for i, p in enumerate(e.tree_passes[e.slowest_tree])]
+    rows.append(("phase2", e.phase2_pass))
+    for name, p in rows:
+        lines.append(f"  {name:>6} {p.records:>11} {p.active:>6} {p.rate:>9.2f} {p.bound:>7} "
+                     f"{p.lag:>6} {p.tail:>5} {p.cycles:>11}")
+    for name, phase in (("phase 1", e.phase1), ("phase 2", e.phase2), ("overall", e.total)):
+        lines.append(f"{name}: {phase.cycles} cycles, {phase.seconds * 1e3:.3f} ms, "
+                     f"{phase.gbps:.2f} GB/s")
+    lines.append(f"bound: {e.bound()} (random keys; presorted input is slower)")
+    return lines
+
+
+def _qor(args):
+    from . import qor
+    from .kernel.config import PRESETS, config_from
+
+    if args.update and not args.golden:
+        raise UsageError("--update needs --golden")
+    config = _config(args)
+    if config.name not in PRESETS and args.golden:
+        raise UsageError("--golden checks the presets' figures; drop --set")
+    parts = args.part or (qor.PARTS if args.golden else ["resources"])
+    configs = ([config_from(name) for name in qor.RESOURCE_CONFIGS] if args.golden
+               else [config])
+
+    def progress(line):
+        print(line, file=sys.stderr, flush=True)
+
+    figures, lines, failures = qor.run_qor(parts, configs, progress)
+    for line in lines:
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+    if not args.golden:
+        return 1 if failures else 0
+    try:
+        golden = qor.load(args.golden) if args.golden.exists() else {}
+    except (ValueError, KeyError, OSError) as error:
+        raise UsageError(f"cannot read golden figures {args.golden}: {error}") from None
+    if args.update:
+        qor.save(args.golden, qor.update(golden, figures),
+                 "QoR golden figures: refresh with `make qor-update` in a commit that says why")
+        print(f"updated {args.golden} ({len(figures)} figures)")
+        for line in failures:
+            print(line)
+        return 1 if failures else 0
+    regressions, notes = qor.check(golden, figures)
+    for line in notes + regressions + failures:
+        print(line)
+    if regressions or failures:
+        return 1
+    print(f"every figure is within its band of {args.golden} ({len(figures)} figures)")
+    return 0
+
+
 def main(argv=None):
     """Run the command line; return (as the exit status) 0 on success."""
     try:
         args = _parser().parse_args(argv)
         handler = {"configs": _configs, "unit": _unit, "bench": _bench, "generate": _generate,
-                   "sort": _sort}[args.command]
+                   "sort": _sort, "model": _model, "qor": _qor}[args.command]
         status = handler(args) or 0
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -16,7 +16,7 @@ from pathlib import Path
 from .generate import TOP_NAME, generate
 from .plan import split_records, tree_plan
 
-__all__ = ["SimulationError", "simulate_sort", "report_lines"]
+__all__ = ["SimulationError", "simulate_sort", "simulate_sweep", "report_lines"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +67,32 @@ def report_lines(config, records, phase1_cycles, phase2_cycles):
     return lines
 
 
+def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
+    """Run ``sim/cocotb_kernel.py`` on ``sources`` in a child process (log in ``build``)."""
+    env = {**os.environ, **env,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config))}
+    script = ("import sys; from sim.runner import run_bench; "
+              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
+              f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
+              "quick_compile=sys.argv[1] == 'verilator')")
+    log = build / "sim.log"
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)
+        shown = 0.0
+        while child.poll() is None:
+            time.sleep(0.5)
+            if progress_path and time.perf_counter() - shown > (0.5 if sys.stderr.isatty()
+                                                                else 15):
+                shown = time.perf_counter()
+                _show_progress(progress_path, time.perf_counter() - start)
+        if progress_path and sys.stderr.isatty():
+            print(file=sys.stderr)
+    return child.returncode, log, time.perf_counter() - start
+
+
 def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
                   waves=None, progress=True):
     """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics."""
@@ -86,41 +112,40 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     progress_path = build / "progress.json"
     for path in (stats_path, progress_path):
         path.unlink(missing_ok=True)
-    env = dict(os.environ)
-    env.update({
-        "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
-        "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config)),
+    env = {
         "TOPSORT_MODE": "file", "TOPSORT_INPUT": str(Path(input_path).resolve()),
         "TOPSORT_OUTPUT": str(Path(output_path).resolve()), "TOPSORT_STATS": str(stats_path),
         "TOPSORT_PROGRESS": str(progress_path), "TOPSORT_PAUSE": str(pause),
         "TOPSORT_SEED": str(seed),
-    })
+    }
     if waves:   # the runner silences Icarus' dumps ("-none"); a later "-vcd" wins
         env["SIM_CMD_SUFFIX"] = "-vcd"
-    script = ("import sys; from sim.runner import run_bench; "
-              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
-              f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:])")
-    log = build / "sim.log"
-    start = time.perf_counter()
-    with open(log, "w") as out:
-        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=ROOT,
-                                 env=env, stdout=out, stderr=subprocess.STDOUT)
-        shown = 0.0
-        while child.poll() is None:
-            time.sleep(0.5)
-            if progress and time.perf_counter() - shown > (0.5 if sys.stderr.isatty() else 15):
-                shown = time.perf_counter()
-                _show_progress(progress_path, time.perf_counter() - start)
-        if progress and sys.stderr.isatty():
-            print(file=sys.stderr)
-    if child.returncode or not stats_path.exists():
+    status, log, seconds = _run_bench(config, sim, build, env, sources, extra,
+                                      progress_path if progress else None)
+    if status or not stats_path.exists():
         raise SimulationError(f"see {log}")
     stats = json.loads(stats_path.read_text())
-    stats["seconds"] = time.perf_counter() - start
+    stats["seconds"] = seconds
     stats["report"] = report_lines(config, stats["records"], stats["phase1_cycles"],
                                    stats["phase2_cycles"]) + [
         f"simulated in {stats['seconds']:.0f} s ({sim}); log {log}"]
     return stats
+
+
+def simulate_sweep(config, counts, *, sim="icarus", seed=1):
+    """One job per record count of ``counts`` on the RTL (random keys, ideal memory, every
+    result checked exactly); return ``[{"records", "phase1_cycles", "phase2_cycles"}, ...]``."""
+    build = ROOT / "build" / "sort" / f"{config.name}-{sim}-sweep"
+    build.mkdir(parents=True, exist_ok=True)
+    source = _kernel_source(config, build)
+    stats_path = build / "sweep.json"
+    stats_path.unlink(missing_ok=True)
+    env = {"TOPSORT_MODE": "sweep", "TOPSORT_COUNTS": json.dumps(list(counts)),
+           "TOPSORT_STATS": str(stats_path), "TOPSORT_PAUSE": "0", "TOPSORT_SEED": str(seed)}
+    status, log, _ = _run_bench(config, sim, build, env, [source])
+    if status or not stats_path.exists():
+        raise SimulationError(f"see {log}")
+    return json.loads(stats_path.read_text())
 
 
 def _overrides(config):

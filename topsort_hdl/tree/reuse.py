@@ -8,9 +8,14 @@ from ..records import BundleLayout, RecordLayout, check_power_of_two
 from .coupler import Coupler
 from .merge_tree import DEFAULT_FIFO_DEPTH, MergeTree, build_unit_tree, check_tree_shape
 
-__all__ = ["ReuseSwitch", "PHASE1", "PHASE2"]
+__all__ = ["ReuseSwitch", "PHASE1", "PHASE2", "extra_rates"]
 
 PHASE1, PHASE2 = 0, 1
+
+
+def extra_rates(rate, trees):
+    """Rates of the merge units phase 2 adds over ``trees`` trees of ``rate``, root first."""
+    return [rate * trees >> level for level in range(trees.bit_length() - 1)]
 
 
 class ReuseSwitch(wiring.Component):
@@ -80,8 +85,7 @@ class ReuseSwitch(wiring.Component):
     @property
     def extra_rates(self):
         """Rates of the extra levels, root first (4p, 2p for four trees)."""
-        count = len(self._trees)
-        return [self._rate * count >> level for level in range(count.bit_length() - 1)]
+        return extra_rates(self._rate, len(self._trees))
 
     def elaborate(self, platform):
         m = Module()

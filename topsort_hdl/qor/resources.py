@@ -1,0 +1,117 @@
+"""A configuration's resource estimate: every distinct block through Yosys, then the kernel by
+composition, as a share of the board's device."""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+from ..platforms import PLATFORMS
+from .blocks import compose, kernel_blocks
+from .synth import synthesize
+
+__all__ = ["ResourceEstimate", "estimate_resources", "resource_table", "PAPER_U280_UTILIZATION"]
+
+# TopSort (FCCM'22) section VI on the U280, after Vivado place and route.
+PAPER_U280_UTILIZATION = {"lut": 0.546, "ff": 0.355, "bram": 0.56, "tree_lut": 0.03}
+
+
+@dataclass(frozen=True)
+class ResourceEstimate:
+    config: object
+    blocks: dict            # name -> Utilization
+    seconds: dict           # name -> Yosys seconds (as measured when it ran)
+    cached: dict            # name -> whether this run took it from the cache
+    groups: dict            # composition (see blocks.compose)
+    port_stages: tuple
+
+    def fractions(self, name="kernel"):
+        device = PLATFORMS[self.config.platform].device
+        return self.groups[name].resources().fractions(device)
+
+
+def _port_stages(config):
+    from ..vitis import board_floorplan
+
+    plan = board_floorplan(config)
+    return tuple(plan.stages) if plan is not None else (0,) * config.trees
+
+
+def estimate_resources(config, progress=None):
+    """Synthesise (or take from the cache) every block of ``config``; return the estimate."""
+    blocks, seconds, cached = {}, {}, {}
+    for block in kernel_blocks(config):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # components built only to be converted
+            result = synthesize(block.build(), top=block.name)
+        blocks[block.name] = result.utilization
+        seconds[block.name] = result.seconds
+        cached[block.name] = result.cached
+        if progress:
+            took = "cached" if result.cached else f"{time.perf_counter() - start:.0f} s"
+            progress(f"  {config.name} {block.name:<22} {result.utilization.luts:>8} LUT "
+                     f"{result.utilization.ff:>8} FF  [{took}]")
+    stages = _port_stages(config)
+    return ResourceEstimate(config, blocks, seconds, cached, compose(config, blocks, stages),
+                            stages)
+
+
+def _row(name, usage, device):
+    share = usage.resources().fractions(device)
+    return (f"{name:<24} {usage.luts:>9,} {usage.lut:>9,} {usage.lutram:>7,} {usage.srl:>6,} "
+            f"{usage.ff:>9,} {usage.bram:>6g} {share['lut']:>6.1%} {share['ff']:>6.1%} "
+            f"{share['bram']:>6.1%}")
+
+
+def resource_table(estimate):
+    c = estimate.config
+    board = PLATFORMS[c.platform]
+    device = board.device
+    head = (f"{'block':<24} {'LUT':>9} {'logic':>9} {'LUTRAM':>7} {'SRL':>6} {'FF':>9} "
+            f"{'BRAM':>6} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6}")
+    lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); % of the "
+             f"{board.part} ({device.lut:,} LUT, {device.ff:,} FF, {device.bram:g} RAMB36)",
+             head]
+    for name, usage in estimate.blocks.items():
+        lines.append(_row(name, usage, device))
+    lines.append("")
+    lines.append(head.replace("block", "kernel by composition", 1).replace(
+        "kernel by composition  ", "kernel by composition"))
+    counts = {"phase-1 tree": c.trees - c.reuse, "reused tree": c.reuse, "phase-2 extras": 1,
+              "control": 1, "register slices": 1}
+    for name, usage in estimate.groups.items():
+        label = f"{name} x{counts[name]}" if counts.get(name, 1) > 1 else name
+        if name == "register slices":
+            label = f"register slices ({sum(estimate.port_stages)})"
+        lines.append(_row(label, usage, device))
+    if c.platform in ("u280", "u55c"):
+        paper = PAPER_U280_UTILIZATION
+        kernel = estimate.fractions()
+        tree = estimate.fractions("phase-1 tree")
+        lines.append(f"paper (U280, Vivado): kernel {paper['lut']:.1%} LUT, {paper['ff']:.1%} FF, "
+                     f"{paper['bram']:.0%} BRAM; each non-reused tree < {paper['tree_lut']:.0%}"
+                     f" | ours: {kernel['lut']:.1%} LUT, {kernel['ff']:.1%} FF, "
+                     f"{kernel['bram']:.1%} BRAM; tree {tree['lut']:.1%} LUT")
+    lines += _floorplan_lines(estimate)
+    return lines
+
+
+def _floorplan_lines(estimate):
+    """Where the floorplan model would put the trees with these estimates instead of the
+    paper's figures (what generation uses)."""
+    from ..vitis.floorplan import plan_floorplan
+
+    c = estimate.config
+    board = PLATFORMS[c.platform]
+    if not board.slrs:
+        return []
+    groups = estimate.groups
+    try:
+        plan = plan_floorplan(c, board, groups["phase-1 tree"].resources(),
+                              groups["reused tree"].resources(),
+                              groups["phase-2 extras"].resources(), utilization=0.95)
+    except ValueError as error:
+        return [f"floorplan with these estimates: none fits ({error})"]
+    split = " / ".join(str(len(plan.trees_on(die))) for die in range(len(board.slrs)))
+    return [f"floorplan with these estimates (95% dies): trees per SLR0/1/2 {split} "
+            f"(generation uses the paper's figures)"]

