@@ -271,10 +271,10 @@ async def kernel_cycles_over_a_sweep(dut):
     """One job per count of TOPSORT_COUNTS (a JSON list), random keys, each checked exactly;
     the cycle counters of every job as a JSON list in TOPSORT_STATS (for the performance
     model's validation, :mod:`topsort_hdl.qor.measure`)."""
-    rng = random.Random(SEED + 5)
-    device, _ = await bring_up(dut, Pauses(rng, PAUSE))
+    device, _ = await bring_up(dut, Pauses(random.Random(SEED + 5), PAUSE))
     rows = []
     for count in json.loads(os.environ["TOPSORT_COUNTS"]):
+        rng = random.Random(f"{SEED}-{count}")      # the same keys in any sweep
         records = [(rng.randrange(1 << 32), i) for i in range(count)]
         result = await sort_records(dut, device, records)
         check_sorted(records, result.output)

@@ -129,6 +129,11 @@ def test_model_command(tmp_path):
     (["model", "--config", "u280", "--bytes", "1G", "--plot", "x.png"], "--plot needs --sweep"),
     (["model", "--config", "u280"], "one of the arguments --bytes --sweep is required"),
     (["qor", "--update"], "--update needs --golden"),
+    (["qor", "--golden", "x.json", "--set", "trees=2"],
+     "--golden checks the presets' figures; drop --set"),
+    (["qor", "--golden", "missing.json"],
+     "cannot read golden figures missing.json: [Errno 2] No such file or directory: "
+     "'missing.json'"),
 ])
 def test_model_and_qor_command_errors(args, message):
     out = run_cli(*args)

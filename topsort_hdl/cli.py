@@ -367,13 +367,21 @@ def _estimate_lines(e, size):
 
 def _qor(args):
     from . import qor
-    from .kernel.config import PRESETS, config_from
+    from .kernel.config import config_from
+    from .kernel.simulate import SimulationError
+    from .qor.synth import SynthesisError
 
     if args.update and not args.golden:
         raise UsageError("--update needs --golden")
-    config = _config(args)
-    if config.name not in PRESETS and args.golden:
+    if args.set and args.golden:
         raise UsageError("--golden checks the presets' figures; drop --set")
+    config = _config(args)
+    golden = {}
+    if args.golden and (args.golden.exists() or not args.update):
+        try:
+            golden = qor.load(args.golden)
+        except (ValueError, KeyError, OSError) as error:
+            raise UsageError(f"cannot read golden figures {args.golden}: {error}") from None
     parts = args.part or (qor.PARTS if args.golden else ["resources"])
     configs = ([config_from(name) for name in qor.RESOURCE_CONFIGS] if args.golden
                else [config])
@@ -381,7 +389,11 @@ def _qor(args):
     def progress(line):
         print(line, file=sys.stderr, flush=True)
 
-    figures, lines, failures = qor.run_qor(parts, configs, progress)
+    try:
+        figures, lines, failures = qor.run_qor(parts, configs, progress)
+    except (SynthesisError, SimulationError, RuntimeError) as error:
+        print(f"{PROG}: qor failed: {error}", file=sys.stderr)
+        return 1
     for line in lines:
         print(line)
     if args.json:
@@ -389,10 +401,6 @@ def _qor(args):
         args.json.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
     if not args.golden:
         return 1 if failures else 0
-    try:
-        golden = qor.load(args.golden) if args.golden.exists() else {}
-    except (ValueError, KeyError, OSError) as error:
-        raise UsageError(f"cannot read golden figures {args.golden}: {error}") from None
     if args.update:
         qor.save(args.golden, qor.update(golden, figures),
                  "QoR golden figures: refresh with `make qor-update` in a commit that says why")

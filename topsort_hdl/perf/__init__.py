@@ -1,0 +1,1 @@
+"""Performance model: cycles, passes and GB/s per phase before any hardware exists."""

@@ -107,7 +107,7 @@ def plot_sweep(config, rows, path, memory):
     ax.plot(sizes, [r["overall_gbps"] for r in rows], "D-", color="tab:green",
             label="overall (model)")
     ax.plot(sizes, [r["hbm_limit_gbps"] for r in rows], ":", color="gray",
-            label="HBM limit for the same passes")
+            label="overall HBM limit, same passes")
     paper_mb = PAPER_U280["bytes"] / (1 << 20)
     for key, color, marker in (("phase1", "tab:blue", "o"), ("phase2", "tab:orange", "s"),
                                ("overall", "tab:green", "D")):

@@ -108,6 +108,7 @@ class Platform:
     slrs: tuple = ()
     sll_per_crossing: int = 0
     vitis: tuple = ()
+    part_resources: Resources = Resources()    # the whole device, shell included
 
     @property
     def device(self):
@@ -118,6 +119,8 @@ class Platform:
         return total
 
 
+# [DS963] the whole xcu280 (and xcu55c: the same fabric).
+_XCU280 = Resources(lut=1_303_680, ff=2_607_360, bram=2_016, uram=960, dsp=9_024)
 # [UG1120] per-SLR dynamic-region resources of the U280 (LUT, FF, RAMB36, URAM, DSP).
 _U280_SLRS = (
     Resources(lut=369_000, ff=746_000, bram=507, uram=320, dsp=2_733),    # SLR0, with the HBM
@@ -135,6 +138,7 @@ PLATFORMS = {
         clock_hz=214_000_000,                                      # [Paper]
         hbm_slr=0, slrs=_U280_SLRS,                                # [UG949], [UG1120]
         sll_per_crossing=23_040,                                   # [RapidStream]
+        part_resources=_XCU280,                                    # [DS963]
         vitis=(
             # The current shell first; the 2019.2 shell the paper used keeps its kernels
             # under pfm_top_i/dynamic_region.
@@ -150,7 +154,7 @@ PLATFORMS = {
         channels=32, channel_bytes=512 << 20,
         channel_gbps=14.375, channel_gbps_measured=13.27,
         clock_hz=214_000_000,
-        hbm_slr=0, slrs=_U280_SLRS, sll_per_crossing=23_040,
+        hbm_slr=0, slrs=_U280_SLRS, sll_per_crossing=23_040, part_resources=_XCU280,
         vitis=(VitisPlatform("xilinx_u55c_gen3x16_xdma_3_202210_1", "level0_i/ulp",
                              _SLR_PBLOCKS),)),
     # A scaled-down HBM for simulation: small channels keep simulated sorts short.

