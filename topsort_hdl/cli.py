@@ -401,7 +401,8 @@ def _qor(args):
         args.json.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
     if not args.golden:
         return 1 if failures else 0
-    if args.update:
+    if args.update:     # read again: another part may have been updated meanwhile
+        golden = qor.load(args.golden) if args.golden.exists() else {}
         qor.save(args.golden, qor.update(golden, figures),
                  "QoR golden figures: refresh with `make qor-update` in a commit that says why")
         print(f"updated {args.golden} ({len(figures)} figures)")

@@ -1,16 +1,20 @@
 """The performance model: cycles per pass and per phase for any configuration and record count.
 
 It walks the same plan the hardware computes (:mod:`topsort_hdl.kernel.plan`: passes, tuned
-last pass, spread active leaves, per-leaf regions) and charges each pass what the RTL was
-measured to spend (``make profile``, issue 5):
+last pass, spread active leaves, every leaf's region) and charges each pass what the RTL was
+seen to spend (``make profile`` and cycle traces of the kernel):
 
 - **streaming**: the longer of reading the pass's beats (one beat per cycle on the tree's port)
-  and merging its records at ``min(p, a)`` records per cycle (a pass with ``a < p`` active
-  leaves merges at a, one record per leaf per cycle: the paper's Figure 7 effect), or slower
-  when the memory cannot keep up (below);
-- **start-up lag**: a merge needs data from every active leaf, and the read engine serves one
-  leaf's burst at a time, so the first record leaves the root about one burst per active leaf
-  after the first read; the tree then stays that far behind its reader to the end;
+  and merging its records at the tree's rate. With random keys every leaf's run drains in
+  proportion to its length, and a leaf gives at most one record per cycle and a merge unit its
+  rate, so a subtree holding more of the records than of the rate holds the tree back: a pass
+  with ``a < p`` active leaves merges at ``a`` (the paper's Figure 7 effect). The memory can
+  slow it further (below);
+- **start-up**: a merge needs data from every active leaf, and the read engine serves one
+  leaf's burst at a time, so the tree starts about one burst per active leaf after the first
+  read and stays that far behind its reader. Bursts are aligned, so a leaf whose region starts
+  just before a boundary gets a short first burst; it runs dry before its second burst comes
+  round and the whole tree waits for it;
 - **write tail**: the write engine stores a burst before it sends it, so after the last record
   the final burst goes out and its response comes back;
 - **control**: the controller's per-pass steps, one leaf command per cycle.
@@ -23,13 +27,17 @@ Memory: ``ideal`` (one beat per cycle per port, what the simulations' AXI RAM gi
 ``peak`` (the platform's per-channel figure) or ``measured`` (its measured sequential-burst
 figure). A tree reads one channel and writes another, so in phase 1 it is memory-bound when
 ``p * record_bytes * clock`` exceeds a channel's bandwidth; in phase 2 each port's reads are
-bounded the same way. The constants below were fitted to RTL cycle counts of ``tiny`` and
-``small`` (``make qor`` re-measures them and checks the model against them).
+bounded the same way. Not modelled: HBM refresh and page effects, and the switch's lateral
+links (phase-2 ports read channels of two switches).
+
+The latency constants were fitted to RTL cycle counts of ``tiny`` and ``small``; ``make qor``
+re-measures those sorts and fails when the model is more than 5% off any of them.
 
 The model assumes keys in random order. Presorted input is the worst case: a merge then drains
 one leaf at a time (one record per cycle per tree in phase 1, ``p`` in phase 2).
 """
 
+import math
 from dataclasses import dataclass
 
 from ..kernel.plan import ceil_div, leaf_regions, phase2_leaves, split_records, tree_plan
@@ -43,7 +51,7 @@ __all__ = ["MEMORY_MODELS", "PassEstimate", "PhaseEstimate", "Estimate", "estima
 MEMORY_MODELS = ("ideal", "peak", "measured")
 
 # Fitted to the RTL (see the module docstring); cycles unless said otherwise.
-PASS_CONTROL = 4            # DECIDE, SIZE, WRITE and the step into WAIT, plus one per leaf
+PASS_CONTROL = 4            # DECIDE, SIZE, WRITE and the step into WAIT (then one per leaf)
 READ_LATENCY = 4            # AR to first beat through the read engine and the leaf feeder
 TREE_LATENCY = 8            # extra root latency per tree level
 WRITE_LATENCY = 8           # last word to the write engine's final response, besides the burst
@@ -173,7 +181,7 @@ def tree_rate(counts, rates):
     return limit
 
 
-def _stream(config, records, lanes, beats, leaf_rate, mem_rate):
+def _stream(records, lanes, beats, leaf_rate, mem_rate):
     """Streaming cycles and the binding limit for ``records`` merged by a tree of ``lanes``
     records per cycle whose active leaves allow ``leaf_rate``, over ``beats`` read at one per
     cycle per port."""
@@ -182,7 +190,7 @@ def _stream(config, records, lanes, beats, leaf_rate, mem_rate):
         rate, bound = leaf_rate, "leaves"
     if mem_rate < rate:
         rate, bound = mem_rate, "memory"
-    return max(beats, ceil_div(int(records * 1000), int(rate * 1000))), rate, bound
+    return max(beats, math.ceil(records / rate)), rate, bound
 
 
 def _levels(leaves):
@@ -210,7 +218,7 @@ def _phase1_pass(config, tree, records, step, mem_rate):
             beats += _beats(start, end, beat)
             bursts.append(_first_bursts(start, end, beat, c.read_burst_bytes))
     leaf_rate = tree_rate(counts, tree_rates(c.rate, c.leaves))
-    stream, rate, bound = _stream(c, records, c.rate, beats, leaf_rate, mem_rate)
+    stream, rate, bound = _stream(records, c.rate, beats, leaf_rate, mem_rate)
     shares = [count / records for count in counts if count]
     lag = _start_up(bursts, shares, rate, beat // size,
                     READ_LATENCY + TREE_LATENCY * _levels(c.leaves))
@@ -239,9 +247,11 @@ def _phase2_pass(config, plans, records, mem_rate):
         port_beats.append(beats)
         port_bursts.append(bursts)
         port_shares.append(shares)
-    # Uneven draining of the ports' leaves (random keys) costs phase 2 a little more.
-    stream, rate, bound = _stream(c, records, lanes, max(port_beats),
-                                  leaf_rate * PHASE2_BALANCE, mem_rate * c.reuse)
+    stream, rate, bound = _stream(records, lanes, max(port_beats), leaf_rate,
+                                  mem_rate * c.reuse)
+    # The ports' leaves drain unevenly (random keys): one port at times cannot keep up.
+    rate *= PHASE2_BALANCE
+    stream = max(max(port_beats), math.ceil(records / rate))
     latency = READ_LATENCY + TREE_LATENCY * _levels(c.leaves * c.reuse)
     lag = max(_start_up(bursts, shares, rate, beat // size, latency)
               for bursts, shares in zip(port_bursts, port_shares, strict=True) if bursts)
