@@ -1,7 +1,6 @@
 """What ``make qor`` measures besides synthesis: RTL cycle counts of fixed benchmark sorts (the
 performance model's validation set) and the generator's time and peak memory."""
 
-import json
 import subprocess
 import sys
 import time
@@ -10,9 +9,10 @@ from ..kernel.config import config_from
 
 __all__ = ["BENCHMARK_SORTS", "measure_sorts", "measure_generator"]
 
-# Fixed benchmark sorts: (config, simulator, record counts). Random keys, ideal memory, every
-# result checked exactly. The counts cover no pass, one pass, tuned last passes with 2 and 4
-# active leaves, trees one record apart across a pass boundary, and the capacity.
+# Fixed benchmark sorts: (config, simulator, record counts). Random keys (drawn from the count),
+# ideal memory, every result checked exactly. The counts cover 2 to 5 passes, tuned last
+# passes with 2, 4 and 8 active leaves, trees with different last passes (tiny 257), counts
+# that divide by nothing, phase 2 with idle leaves (small 3,000 and 20,000) and the capacity.
 BENCHMARK_SORTS = {
     "tiny": ("icarus", [100, 257, 600, 1234, 2000, 3001, 4096, 6000, 8064]),
     "small": ("verilator", [3000, 20000, 65536]),
@@ -55,7 +55,3 @@ def measure_generator(name="u280"):
     verilog_bytes, peak_kb = map(int, done.stdout.split()[-2:])
     return {"seconds": round(seconds, 1), "peak_mb": round(peak_kb / 1024),
             "verilog_mb": round(verilog_bytes / 1e6, 1)}
-
-
-def dumps(rows):
-    return json.dumps(rows, indent=1)
