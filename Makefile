@@ -19,7 +19,7 @@ help:
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
 	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
-	@echo "                u280 generator time and memory vs benchmarks/golden/qor.json (~30 min, 75 cold)"
+	@echo "                u280 generator time and memory vs benchmarks/golden/qor.json (~25 min, ~70 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
