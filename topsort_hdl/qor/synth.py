@@ -45,19 +45,21 @@ SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad{e
 # with -dff (ABC9 also sees the flip-flops) it maps them. Used only when the default fails.
 FALLBACK = " -dff"
 
-# LUT sites per distributed-RAM primitive (a RAM32M16 is a whole SLICEM: 8 LUTs).
-LUTRAM_SITES = {
-    "RAM16X1S": 1, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4,
-    "RAM512X1S": 8, "RAM16X1D": 2, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4,
-    "RAM256X1D": 8, "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8,
+# Yosys cell type -> (Utilization field, amount per cell). Distributed RAM counts LUT sites
+# (a RAM32M16 is a whole SLICEM: 8 LUTs); block RAM counts RAMB36 equivalents.
+CELLS = {
+    **{lut: ("lut", 1) for lut in ("LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "LUT6_2",
+                                    "INV")},
+    **{ram: ("lutram", sites) for ram, sites in {
+        "RAM16X1S": 1, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4,
+        "RAM512X1S": 8, "RAM16X1D": 2, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4,
+        "RAM256X1D": 8, "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8}.items()},
+    **{ff: ("ff", 1) for ff in ("FDRE", "FDSE", "FDCE", "FDPE", "LDCE", "LDPE")},
+    **{srl: ("srl", 1) for srl in ("SRL16E", "SRLC32E", "SRLC16E")},
+    "RAMB36E2": ("bram", 1.0), "RAMB18E2": ("bram", 0.5),
+    "URAM288": ("uram", 1), "DSP48E2": ("dsp", 1),
+    "CARRY4": ("carry", 1), "CARRY8": ("carry", 1),
 }
-LUTS = {"LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "LUT6_2", "INV"}
-FLOPS = {"FDRE", "FDSE", "FDCE", "FDPE", "LDCE", "LDPE"}
-SRLS = {"SRL16E", "SRLC32E", "SRLC16E"}
-BRAM36 = {"RAMB36E2": 1.0, "RAMB18E2": 0.5}
-DSPS = {"DSP48E2"}
-URAMS = {"URAM288"}
-CARRIES = {"CARRY4", "CARRY8"}
 IGNORED = {"BUFG", "MUXF7", "MUXF8", "MUXF9", "$scopeinfo", "VCC", "GND"}
 
 
@@ -104,23 +106,10 @@ def cell_utilization(cells):
     """A :class:`Utilization` from Yosys' ``{cell type: count}``; unknown cells raise."""
     counts = dict(lut=0, lutram=0, srl=0, ff=0, bram=0.0, uram=0, dsp=0, carry=0)
     for cell, number in cells.items():
-        if cell in LUTS:
-            counts["lut"] += number
-        elif cell in LUTRAM_SITES:
-            counts["lutram"] += LUTRAM_SITES[cell] * number
-        elif cell in FLOPS:
-            counts["ff"] += number
-        elif cell in SRLS:
-            counts["srl"] += number
-        elif cell in BRAM36:
-            counts["bram"] += BRAM36[cell] * number
-        elif cell in URAMS:
-            counts["uram"] += number
-        elif cell in DSPS:
-            counts["dsp"] += number
-        elif cell in CARRIES:
-            counts["carry"] += number
-        elif cell not in IGNORED and not cell.startswith("IBUF") and not cell.startswith("OBUF"):
+        if cell in CELLS:
+            field, amount = CELLS[cell]
+            counts[field] += amount * number
+        elif cell not in IGNORED and not cell.startswith(("IBUF", "OBUF")):
             raise SynthesisError(f"unexpected cell type {cell!r} in the synthesis result")
     return Utilization(**counts)
 
