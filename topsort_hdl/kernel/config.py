@@ -148,6 +148,11 @@ PRESETS = {
                           read_burst_bytes=512, reuse_burst_bytes=1024, write_burst_bytes=1024,
                           batch_bytes=1024, read_outstanding=8, write_outstanding=4,
                           channel_bytes=64 << 10),
+    # The on-chip demo (topsort_hdl.onchip): each tree's port reaches only its own two
+    # block-RAM channels, so trees == reuse (phase 2 reuses every tree).
+    "demo": KernelConfig(name="demo", platform="onchip", trees=2, rate=2, leaves=4, reuse=2,
+                         read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
+                         batch_bytes=256, read_outstanding=4, write_outstanding=4),
 }
 
 

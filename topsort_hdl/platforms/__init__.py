@@ -161,4 +161,9 @@ PLATFORMS = {
     "sim": Platform("sim", "simulation only: 32 channels of 16 KB", channels=32,
                     channel_bytes=16 << 10, channel_gbps=14.375, clock_hz=214_000_000,
                     channel_gbps_measured=13.27),
+    # Block RAM on an open-toolchain FPGA board (the on-chip demo): four 8 KB "channels" of
+    # 128-bit words, one word per cycle at the ULX3S's 25 MHz.
+    "onchip": Platform("onchip", "on-chip block RAM of an ECP5 board: 4 channels of 8 KB",
+                       channels=4, channel_bytes=8 << 10, channel_gbps=0.4,
+                       channel_gbps_measured=0.4, clock_hz=25_000_000),
 }
