@@ -44,6 +44,8 @@ class OnChipSorter(wiring.Component):
     leds : Out(8)
         See :data:`LEDS`.
     rounds : Out(16)
+
+    ``rams[t]`` is tree t's memory (its two channels), ``selftest`` the self test.
     """
 
     def __init__(self, config=DEMO_CONFIG, jobs=None, *, inject=None, baud_divisor=217):
@@ -52,6 +54,9 @@ class OnChipSorter(wiring.Component):
         self.kernel = TopSortKernel(config)
         self.selftest = SelfTest(config, self.kernel.register_map,
                                  demo_jobs(config) if jobs is None else jobs, inject=inject)
+        self.rams = [OnChipAxiRam(config.axi, 2 * config.channel_bytes,
+                                  base=2 * t * config.channel_bytes)
+                     for t in range(config.trees)]
         self.baud_divisor = baud_divisor
         super().__init__({"tx": Out(1, init=1), "leds": Out(len(LEDS)), "rounds": Out(16)})
 
@@ -65,8 +70,7 @@ class OnChipSorter(wiring.Component):
         wiring.connect(m, test.text, uart.i)
         stray = Signal()
         for t in range(c.trees):
-            ram = m.submodules[f"ram{t}"] = OnChipAxiRam(c.axi, 2 * c.channel_bytes,
-                                                         base=2 * t * c.channel_bytes)
+            ram = m.submodules[f"ram{t}"] = self.rams[t]
             wiring.connect(m, kernel.m_axi[t], ram.axi)
             wiring.connect(m, test.memory[t], ram.backdoor)
             stray = stray | ram.stray

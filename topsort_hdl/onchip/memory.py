@@ -59,6 +59,7 @@ class OnChipAxiRam(wiring.Component):
         self.size_bytes = size_bytes
         self.base = base
         self.words = size_bytes // params.beat_bytes
+        self.mem = memory.Memory(shape=params.data_width, depth=self.words, init=[])
         super().__init__({
             "axi": In(Axi4Signature(params)),
             "backdoor": In(BackdoorSignature(self.words, params.data_width)),
@@ -77,7 +78,7 @@ class OnChipAxiRam(wiring.Component):
         beat_shift = exact_log2(p.beat_bytes)
         word_bits = exact_log2(self.words) if self.words > 1 else 0
 
-        mem = m.submodules.mem = memory.Memory(shape=p.data_width, depth=self.words, init=[])
+        mem = m.submodules.mem = self.mem
         rd = mem.read_port(transparent_for=())
         wr = mem.write_port(granularity=8)
 

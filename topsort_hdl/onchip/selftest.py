@@ -15,18 +15,19 @@ from amaranth.utils import exact_log2
 from ..axi.control import AP_DONE, AP_START, CONTROL
 from ..axi.signature import AxiLiteSignature
 from ..kernel.kernel import CONTROL_ADDR_WIDTH, half_argument
-from ..kernel.plan import split_records, tree_plan
+from ..kernel.plan import ceil_div, split_records, tree_plan
 from ..records import check_int
 from .memory import BackdoorSignature
 from .uart import Chars, Hex, TextLine
 
-__all__ = ["BistJob", "SelfTest", "xorshift64", "job_records", "multiset_checksum",
+__all__ = ["BistJob", "SelfTest", "xorshift64", "job_records", "output_words",
+           "multiset_checksum",
            "ERROR_BITS", "INJECTIONS", "SEED"]
 
 SEED = 0x2545_F491_4F6C_DD1D
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
-ROT_VALUE, ROT_KEY = 13, 7        # the checksum's mix
+MIX_KEY, MIX_VALUE = 0x9E37_79B9, 0x85EB_CA6B   # the checksum's key-value mix
 # A job's error bits, as the report prints them (e=...) and the LEDs show them.
 ERROR_BITS = {"status": 0, "order": 1, "checksum": 2, "stray": 3}
 # Faults the self test can inject, to show that its checks fail: a corrupted input word
@@ -64,26 +65,46 @@ def xorshift64(state):
     return state
 
 
-def job_records(state, job):
-    """The records the self test writes for ``job`` from generator ``state`` (one record per
-    step, ``(key, value)`` from the high and low halves); returns ``(records, next state)``."""
+def job_records(state, job, trees, rate):
+    """The records the self test writes for ``job`` from generator ``state``, in order: tree
+    by tree (split as the host library splits them), one record per generator step (key and
+    value from the high and low halves), ``rate`` steps per memory word, so the unused slots of
+    a tree's last word advance the generator too. Returns ``(records, next state)``."""
     records = []
-    for _ in range(job.records):
-        state = xorshift64(state)
-        records.append((job.key(state >> 32), state & MASK32))
+    for count in split_records(job.records, trees):
+        for index in range(ceil_div(count, rate) * rate):
+            state = xorshift64(state)
+            if index < count:
+                records.append((job.key(state >> 32), state & MASK32))
     return records, state
 
 
-def _rotl32(x, n):
-    return ((x << n) | (x >> (32 - n))) & MASK32
+def output_words(config, job):
+    """Where the self test reads the sorted result, in order: ``(tree, word)`` per memory word
+    of ``config.rate`` records (phase 2 writes batches round robin over the reused trees'
+    free halves; word 0 of half 1 is word ``channel_bytes / beat_bytes``)."""
+    counts = split_records(job.records, config.trees)
+    free = [tree_plan(n, config.leaves, config.runs_per_tree).final_half ^ 1 for n in counts]
+    half_words = config.channel_bytes // config.axi.beat_bytes
+    batch_words = config.batch_bytes // config.axi.beat_bytes
+    out = []
+    for word in range(ceil_div(job.records, config.rate)):
+        batch, offset = divmod(word, batch_words)
+        tree = batch % config.reuse
+        out.append((tree, free[tree] * half_words + batch // config.reuse * batch_words
+                    + offset))
+    return out
+
+
+def _mix(key, value):
+    return ((key ^ MIX_KEY) * (value ^ MIX_VALUE)) & MASK32
 
 
 def multiset_checksum(records):
     """Order-independent checksum of ``(key, value)`` records: the sum of the 64-bit records
-    and the sum of a key-value mix (a plain sum cannot see two records swapping values)."""
+    and the sum of a key-value product (a plain sum cannot see two records trade values)."""
     total = sum((k << 32) | v for k, v in records) & MASK64
-    mix = sum((k ^ _rotl32(v, ROT_VALUE)) + (_rotl32(k, ROT_KEY) ^ v) for k, v in records)
-    return total, mix & MASK32
+    return total, sum(_mix(k, v) for k, v in records) & MASK32
 
 
 def _hw_xorshift(state):
@@ -92,12 +113,8 @@ def _hw_xorshift(state):
     return state ^ (state << 17)[:64]
 
 
-def _hw_rotl(x, n):
-    return Cat(x[32 - n:], x[:32 - n])
-
-
 def _hw_mix(key, value):
-    return ((key ^ _hw_rotl(value, ROT_VALUE)) + (_hw_rotl(key, ROT_KEY) ^ value))[:32]
+    return ((key ^ MIX_KEY) * (value ^ MIX_VALUE))[:32]
 
 
 class SelfTest(wiring.Component):
