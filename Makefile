@@ -9,6 +9,7 @@ JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
 .PHONY: all setup test test-slow test-all bench qor qor-update model lint verilog units sim-u280 profile \
+	bitstream \
 	clean distclean help
 
 all: test
@@ -24,6 +25,8 @@ help:
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
+	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
+	@echo "                ecp5-5g-evn) with the YoWASP tools: build/bitstream/BOARD/topsort_demo.bit"
 	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
 	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE)"
 	@echo "make lint       run ruff"
@@ -73,6 +76,10 @@ lint: setup
 
 verilog: setup
 	$(VENV)/bin/topsort-hdl generate --config u280 --out build/u280
+
+BOARD ?= ulx3s-85f
+bitstream: setup
+	$(VENV)/bin/topsort-hdl bitstream --board $(BOARD) --out build/bitstream/$(BOARD)
 
 units: setup
 	$(VENV)/bin/topsort-hdl unit cas --out build/units/cas.v

