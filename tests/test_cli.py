@@ -49,11 +49,14 @@ def run_cli(*args):
     (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
      "leaf_depth must be a positive integer, not 0"),
     (["generate", "--config", "huge"],
-     "config must be one of u280, u55c, tiny, small, not 'huge'"),
+     "config must be one of u280, u55c, tiny, small, demo, not 'huge'"),
     (["generate", "--set", "trees=3"], "trees must be a power of two"),
     (["generate", "--set", "speed=3"], "--set takes KEY=VALUE with KEY one of"),
     (["sort", "--config", "tiny", "--input", "/nonexistent", "--output", "o"],
      "cannot read /nonexistent"),
+    (["bitstream", "--board", "ulx3s"],
+     "board must be one of ulx3s-85f, ecp5-5g-evn, not 'ulx3s'"),
+    (["qor", "--part", "place"], "invalid choice: 'place'"),
 ])
 def test_user_mistakes_exit_2_with_one_line(args, message, capsys):
     with warnings.catch_warnings():
@@ -141,7 +144,7 @@ def test_configs_lists_the_presets(capsys):
         main(["configs"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    for name in ("u280", "u55c", "tiny", "small"):
+    for name in ("u280", "u55c", "tiny", "small", "demo"):
         assert name in out
     assert "16 trees x 16 leaves x 8 records/cycle" in out
 

@@ -77,7 +77,7 @@ def test_split_records():
     (["frequency=3"], "--set takes KEY=VALUE with KEY one of platform, trees"),
     (["trees"], "--set takes KEY=VALUE"),
     (["trees=many"], "trees must be an integer, not 'many'"),
-    (["platform=vu9p"], "platform must be one of u280, u55c, sim, not 'vu9p'"),
+    (["platform=vu9p"], "platform must be one of u280, u55c, sim, onchip, not 'vu9p'"),
 ])
 def test_config_errors(overrides, message):
     with pytest.raises(ValueError, match=message):

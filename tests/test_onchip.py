@@ -219,3 +219,15 @@ def test_nextpnr_report_is_read(tmp_path):
     fmax, use = read_nextpnr_report(report)
     assert fmax == {"$glbnet$clk": (61.5, 25.0)} and use == {"TRELLIS_COMB": (10, 100)}
     assert set(BOARDS) >= {"ulx3s-85f", "ecp5-5g-evn"}
+
+
+@pytest.mark.slow
+def test_bitstream_builds_and_meets_the_board_clock(tmp_path):
+    """`make bitstream BOARD=ulx3s-85f`'s build (about 15 minutes on 2 cores)."""
+    from topsort_hdl.onchip.boards import build_bitstream
+
+    result = build_bitstream("ulx3s-85f", tmp_path)
+    assert result.bitstream.stat().st_size > 100_000
+    (achieved, required), = result.fmax.values()
+    assert required == 25.0 and achieved >= required
+    assert result.utilisation["DP16KD"][0] > 0

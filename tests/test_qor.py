@@ -108,3 +108,19 @@ def test_golden_file_covers_every_kind_of_figure():
     assert {"generator.seconds.u280", "generator.peak_mb.u280"} <= set(figures)
     assert "resources.u280.kernel.luts" in figures
     json.dumps(figures)     # plain JSON values only
+
+
+def test_merge_unit_after_place_and_route_matches_the_golden_figures(tmp_path):
+    """The cheap part of `make qor`'s pnr part: the rate-1 unit through Yosys and nextpnr-ecp5
+    (about 10 s), uncached, against the golden Fmax and area; and the cache hit after it."""
+    from topsort_hdl.qor import pnr_figures
+    from topsort_hdl.qor.pnr import place_and_route, pnr_blocks
+
+    block = next(b for b in pnr_blocks(PRESETS["demo"]) if b.name == "merge_unit_1")
+    first = place_and_route(block.build(), block.name, cache_dir=tmp_path)
+    again = place_and_route(block.build(), block.name, cache_dir=tmp_path)
+    assert not first.cached and again.cached
+    assert first.fmax_mhz == again.fmax_mhz and first.luts == again.luts
+    assert "block." in first.critical_path and " -> " in first.critical_path
+    failures, notes = check(load(GOLDEN), pnr_figures({block.name: first}))
+    assert not failures and not notes, failures + notes
