@@ -79,12 +79,17 @@ def job_records(state, job, trees, rate):
     return records, state
 
 
+def free_halves(config, counts):
+    """Per tree holding ``counts[i]`` records, the half phase 2 writes to: the one its last
+    phase-1 pass did not."""
+    return [tree_plan(n, config.leaves, config.runs_per_tree).final_half ^ 1 for n in counts]
+
+
 def output_words(config, job):
     """Where the self test reads the sorted result, in order: ``(tree, word)`` per memory word
     of ``config.rate`` records (phase 2 writes batches round robin over the reused trees'
     free halves; word 0 of half 1 is word ``channel_bytes / beat_bytes``)."""
-    counts = split_records(job.records, config.trees)
-    free = [tree_plan(n, config.leaves, config.runs_per_tree).final_half ^ 1 for n in counts]
+    free = free_halves(config, split_records(job.records, config.trees))
     half_words = config.channel_bytes // config.axi.beat_bytes
     batch_words = config.batch_bytes // config.axi.beat_bytes
     out = []
@@ -191,10 +196,8 @@ class SelfTest(wiring.Component):
 
     def job_layout(self, job):
         """Per tree, its records and the half its output batches go to (the free half)."""
-        c = self.config
-        counts = split_records(job.records, c.trees)
-        free = [tree_plan(n, c.leaves, c.runs_per_tree).final_half ^ 1 for n in counts]
-        return counts, free
+        counts = split_records(job.records, self.config.trees)
+        return counts, free_halves(self.config, counts)
 
     def elaborate(self, platform):
         m = Module()
