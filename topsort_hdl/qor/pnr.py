@@ -99,15 +99,16 @@ def _versions():
 
 
 def critical_path(report):
-    """``"from -> to"`` of the slowest path in a nextpnr JSON report (cell names)."""
+    """``"from -> to (logic x ns, routing y ns)"`` of the slowest path in a nextpnr JSON
+    report: its first and last cells, and how its delay splits."""
     paths = report.get("critical_paths") or []
-    if not paths:
+    if not paths or not paths[0].get("path"):
         return ""
-    worst = paths[0]
-    steps = worst.get("path") or []
-    if not steps:
-        return f"{worst.get('from', '?')} -> {worst.get('to', '?')}"
-    return f"{steps[0]['from']['cell']} -> {steps[-1]['to']['cell']}"
+    steps = paths[0]["path"]
+    routing = sum(step["delay"] for step in steps if step["type"] == "routing")
+    logic = sum(step["delay"] for step in steps if step["type"] != "routing")
+    return (f"{steps[0]['from']['cell']} -> {steps[-1]['to']['cell']} "
+            f"(logic {logic:.1f} ns, routing {routing:.1f} ns)")
 
 
 def _result(report, seconds, cached):
