@@ -457,7 +457,7 @@ def _bitstream(args):
     for cell, (used, available) in result.utilisation.items():
         if used:
             print(f"{cell:>14}: {used:>6} / {available:<6} ({used / available:.0%})")
-    print(f"program it: {board.program}")
+    print(f"load it: {board.program.format(bitstream=result.bitstream)}")
     return 0
 
 

