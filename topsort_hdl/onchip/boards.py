@@ -113,7 +113,8 @@ def prepare_build(board, top=None, name=NAME):
     build if the board's clock is not met, and writes ``name.report.json``."""
     board = check_board(board) if isinstance(board, str) else board
     return board.create().prepare(top if top is not None else BoardTop(), name=name,
-                                  nextpnr_opts=["--report", f"{name}.report.json"])
+                                  nextpnr_opts=["--report", f"{name}.report.json",
+                                                "--router", "router2"])
 
 
 def build_bitstream(board, out_dir, *, top=None, name=NAME):
