@@ -104,9 +104,11 @@ def test_golden_check_flags_both_directions_and_new_figures():
 def test_golden_file_covers_every_kind_of_figure():
     figures = load(GOLDEN)
     kinds = {name.split(".")[0] for name in figures}
-    assert kinds == {"resources", "cycles", "records_per_cycle", "generator"}
+    assert kinds == {"resources", "cycles", "records_per_cycle", "generator", "ecp5",
+                     "fmax_mhz"}
     assert {"generator.seconds.u280", "generator.peak_mb.u280"} <= set(figures)
     assert "resources.u280.kernel.luts" in figures
+    assert {f"fmax_mhz.merge_unit_{rate}" for rate in (1, 2, 4, 8)} <= set(figures)
     json.dumps(figures)     # plain JSON values only
 
 
