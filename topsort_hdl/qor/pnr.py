@@ -129,15 +129,12 @@ def place_and_route(block, name="block", cache_dir=None):
     nextpnr = [*PNR_DEVICE, "--out-of-context", "--json", "synth.json", "--freq",
                str(TARGET_MHZ), "--timing-allow-fail", "--seed", str(SEED), "--threads", "1",
                "--report", "report.json"]
-    digest = hashlib.sha256("\0".join([text, yosys, " ".join(nextpnr), *_versions()])
-                            .encode()).hexdigest()[:20]
-    cache = Path(cache_dir or CACHE_DIR.parent / "nextpnr")
-    entry = cache / f"{digest}.json"
-    if entry.exists():
-        saved = json.loads(entry.read_text())
-        return _result(saved["report"], saved["seconds"], True)
-    work = cache / "work" / digest
-    work.mkdir(parents=True, exist_ok=True)
+    key = "\0".join([text, yosys, " ".join(nextpnr)]).encode()
+    return _cached(key, name, cache_dir, lambda work: _run_block(work, name, text, yosys,
+                                                                  nextpnr))
+
+
+def _run_block(work, name, text, yosys, nextpnr):
     (work / "design.il").write_text(text)
     start = time.perf_counter()
     # YoWASP tools see a private /tmp: relative paths, run in the work directory.
@@ -148,13 +145,25 @@ def place_and_route(block, name="block", cache_dir=None):
         if done.returncode:
             raise SynthesisError(f"{Path(command[0]).name} failed on {name} (see {work}): "
                                  f"{(done.stderr or done.stdout).strip()[-500:] or 'no message'}")
-    seconds = time.perf_counter() - start
-    report = json.loads((work / "report.json").read_text())
+    return json.loads((work / "report.json").read_text()), time.perf_counter() - start
+
+
+def _cached(key, name, cache_dir, run):
+    """The :class:`PnrResult` cached for ``key`` (bytes; tool versions are added), or
+    ``run(work)`` -> ``(nextpnr report, seconds)`` in a fresh work directory, then cached."""
+    digest = hashlib.sha256(key + " ".join(_versions()).encode()).hexdigest()[:20]
+    cache = Path(cache_dir or CACHE_DIR.parent / "nextpnr")
+    entry = cache / f"{digest}.json"
+    if entry.exists():
+        saved = json.loads(entry.read_text())
+        return _result(saved["report"], saved["seconds"], True)
+    work = cache / "work" / digest
+    work.mkdir(parents=True, exist_ok=True)
+    report, seconds = run(work)
     report.pop("detailed_net_timings", None)
     entry.write_text(json.dumps({"report": report, "seconds": seconds, "name": name}) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return _result(report, seconds, False)
-
 
 
 def pnr_blocks(config):
@@ -180,19 +189,8 @@ def demo_pnr(board=PNR_BOARD, cache_dir=None):
     cached by the digest of amaranth's build plan and the tool versions."""
     from ..onchip.boards import NAME, build_bitstream, prepare_build
 
-    plan = prepare_build(board)
-    digest = hashlib.sha256(plan.digest() + " ".join(_versions()).encode()).hexdigest()[:20]
-    cache = Path(cache_dir or CACHE_DIR.parent / "nextpnr")
-    entry = cache / f"{digest}.json"
-    if entry.exists():
-        saved = json.loads(entry.read_text())
-        return _result(saved["report"], saved["seconds"], True)
-    work = cache / "work" / digest
-    result = build_bitstream(board, work)
-    report = json.loads((work / f"{NAME}.report.json").read_text())
-    report.pop("detailed_net_timings", None)
-    cache.mkdir(parents=True, exist_ok=True)
-    entry.write_text(json.dumps({"report": report, "seconds": result.seconds,
-                                 "name": f"demo-{board}"}) + "\n")
-    shutil.rmtree(work, ignore_errors=True)
-    return _result(report, result.seconds, False)
+    def build(work):
+        result = build_bitstream(board, work)
+        return json.loads((work / f"{NAME}.report.json").read_text()), result.seconds
+
+    return _cached(prepare_build(board).digest(), f"demo-{board}", cache_dir, build)
