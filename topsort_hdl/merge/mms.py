@@ -138,8 +138,9 @@ class MmsMergeUnit(wiring.Component):
 
     @property
     def comparators(self):
-        """Record comparators: BML, BMS and the selector's one."""
-        return self._bml.comparators + self._bms.comparators + 1
+        """Record comparators: BML, BMS and the selector's three (the two heads, and each head
+        against the bundle waiting behind the other)."""
+        return self._bml.comparators + self._bms.comparators + 3
 
     def elaborate(self, platform):
         m = Module()
@@ -156,7 +157,7 @@ class MmsMergeUnit(wiring.Component):
         flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
         a_newer = Signal()  # RA holds the bundle taken more recently than RB's
         occupancy = Signal(range(self._output_depth + 1))  # bundles in flight or in the FIFO
-        room = occupancy < self._output_depth
+        room = Signal(init=1)  # occupancy < output_depth, kept as a register of its own
         # The first step of a run emits nothing unless it carries the previous flush.
         take = selector.valid & (room | (first & ~flush_pending))
         flush_alone = flush_pending & ~selector.valid & room
@@ -170,40 +171,54 @@ class MmsMergeUnit(wiring.Component):
                 m.d.sync += flush_pending.eq(0)
         with m.If(flush_alone):
             m.d.sync += flush_pending.eq(0)
-        m.d.sync += occupancy.eq(occupancy + emits - (self.o.valid & self.o.ready))
+        leaves = self.o.valid & self.o.ready
+        m.d.sync += occupancy.eq(occupancy + emits - leaves)
+        with m.If(emits & ~leaves):
+            m.d.sync += room.eq(occupancy < self._output_depth - 1)
+        with m.Elif(~emits & leaves):
+            m.d.sync += room.eq(1)
 
-        # The incoming bundle, tagged for the registers (as a real record) ...
+        # RA and RB: the last bundle taken from each side, minus infinity at a run start. They
+        # load straight from the selector's head registers, tagged as real records.
+        def tag_real(target, bundle):
+            return [statement for i in range(e) for statement in (
+                target[i].record.eq(bundle.records[i]), target[i].index.eq(i),
+                target[i].age.eq(0), target[i].bound.eq(REAL))]
+
+        ra = Signal(bundle_array)
+        rb = Signal(bundle_array)
+        with m.If(take):
+            with m.If(pick_a):
+                m.d.sync += tag_real(ra, selector.a_head)
+                with m.If(first):
+                    m.d.sync += rb.eq(0)
+            with m.Else():
+                m.d.sync += tag_real(rb, selector.b_head)
+                with m.If(first):
+                    m.d.sync += ra.eq(0)
+        with m.If(flush_alone):
+            m.d.sync += [ra.eq(0), rb.eq(0)]
+
+        # X, the incoming bundle for BMS, where it ranks above everything held (plus infinity)
+        # when the step emits the previous run's flush, or is a flush of its own. With a
+        # pipelined BML, X is read a cycle later out of the register it was loaded into, so the
+        # selector's choice drives no bundle-wide multiplexer.
         incoming = Signal(bundle_array)
-        for i in range(e):
-            m.d.comb += [
-                incoming[i].record.eq(chosen.records[i]),
-                incoming[i].index.eq(i),
-                incoming[i].bound.eq(REAL),
-            ]
-        # ... and for BMS, where it ranks above everything held (plus infinity) when the step
-        # emits the previous run's flush, or is a flush of its own.
+        plus_infinity = Signal()
+        if self._bml.latency:
+            m.d.comb += incoming.eq(Mux(a_newer, ra, rb))
+            m.d.sync += plus_infinity.eq(first | flush_alone)
+            x_delay = self._bml.latency - 1
+        else:
+            m.d.comb += [*tag_real(incoming, chosen), plus_infinity.eq(first | flush_alone)]
+            x_delay = 0
         x = Signal(bundle_array)
         for i in range(e):
             m.d.comb += [
                 x[i].eq(incoming[i]),
                 x[i].age.eq(INCOMING),
-                x[i].bound.eq(Mux(first | flush_alone, PLUS_INFINITY, REAL)),
+                x[i].bound.eq(Mux(plus_infinity, PLUS_INFINITY, REAL)),
             ]
-
-        # RA and RB: the last bundle taken from each side, minus infinity at a run start.
-        ra = Signal(bundle_array)
-        rb = Signal(bundle_array)
-        with m.If(take):
-            with m.If(pick_a):
-                m.d.sync += ra.eq(incoming)
-                with m.If(first):
-                    m.d.sync += rb.eq(0)
-            with m.Else():
-                m.d.sync += rb.eq(incoming)
-                with m.If(first):
-                    m.d.sync += ra.eq(0)
-        with m.If(flush_alone):
-            m.d.sync += [ra.eq(0), rb.eq(0)]
 
         # BML: held = upper half of (RA u RB), ranked by the age of each register.
         m.submodules.bml = bml = self._bml
@@ -220,7 +235,7 @@ class MmsMergeUnit(wiring.Component):
         flags = Signal(data.StructLayout({"emits": 1, "last": 1}))
         m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
         flags = _delay(m, flags, bml.latency + self._bms.latency, "step")
-        delayed_x = _delay(m, x, bml.latency, "x", reset_less=True)
+        delayed_x = _delay(m, x, x_delay, "x", reset_less=True)
         m.submodules.bms = bms = self._bms
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
 

@@ -17,13 +17,21 @@ class RunSelector(wiring.Component):
     both sides have finished the current one. The choice depends on both heads, so it waits
     for both unless one side is done.
 
+    The choice is the unit's only loop, and it is cut in two. Each side's head bundle sits in
+    a register behind its FIFO, and the comparison of the two heads is itself a register,
+    computed a cycle ahead: of the three pairs the next cycle can hold (the heads as they are,
+    or one of them replaced by the bundle waiting at its FIFO's output), the one the current
+    choice leads to is kept. So the key comparison ends at a flip-flop, and the choice that
+    moves whole bundles starts from flip-flops and a few bits of state. A head that arrives
+    while the other side's head changes too waits one cycle for its comparison.
+
     Parameters
     ----------
     bundle : BundleLayout
         Layout of the input bundles.
     depth : int
         Depth of each input FIFO, at least 3 (a buffered FIFO needs 3 to move one bundle per
-        cycle).
+        cycle); the head register holds one more bundle.
 
     Members
     -------
@@ -33,6 +41,8 @@ class RunSelector(wiring.Component):
         A bundle can be taken this cycle.
     chosen : Out(bundle)
         The bundle that goes next; ``pick_a`` tells its side.
+    a_head, b_head : Out(bundle)
+        The head bundle of each side (registers): ``chosen`` is one of them.
     pick_a : Out(1)
     first : Out(1)
         ``chosen`` is the first bundle of a run (on either side).
@@ -53,6 +63,8 @@ class RunSelector(wiring.Component):
             "b": In(stream.Signature(bundle)),
             "valid": Out(1),
             "chosen": Out(bundle),
+            "a_head": Out(bundle),
+            "b_head": Out(bundle),
             "pick_a": Out(1),
             "first": Out(1),
             "completes": Out(1),
@@ -61,7 +73,7 @@ class RunSelector(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        heads = {}
+        sides = {}
         for side in ("a", "b"):
             port = getattr(self, side)
             queue = fifo.SyncFIFOBuffered(width=self._bundle.size, depth=self._depth)
@@ -71,36 +83,65 @@ class RunSelector(wiring.Component):
                 queue.w_en.eq(port.valid),
                 port.ready.eq(queue.w_rdy),
             ]
-            heads[side] = (queue, data.View(self._bundle, queue.r_data))
-        a_fifo, a_head = heads["a"]
-        b_fifo, b_head = heads["b"]
+            head = getattr(self, f"{side}_head")
+            loaded = Signal(name=f"{side}_loaded")   # head holds a bundle
+            sides[side] = (queue, data.View(self._bundle, queue.r_data), head, loaded)
+        a_fifo, a_next, a_head, a_loaded = sides["a"]
+        b_fifo, b_next, b_head, b_loaded = sides["b"]
 
         in_run = Signal()  # a bundle of the current run has been taken
         a_done = Signal()  # the current run's last bundle from a has been taken
         b_done = Signal()
         prefer_b = Signal()  # side taken on the next tie of smallest keys
+        # The comparison of the two heads' smallest keys, a register: `known` when both heads
+        # are loaded and `less`/`tie` describe them.
+        known = Signal()
+        less = Signal()
+        tie = Signal()
 
-        a_key = a_head.records[0].key
-        b_key = b_head.records[0].key
-        tie = a_key == b_key
         m.d.comb += [
-            self.valid.eq(Mux(a_done, b_fifo.r_rdy,
-                              Mux(b_done, a_fifo.r_rdy, a_fifo.r_rdy & b_fifo.r_rdy))),
-            self.pick_a.eq(Mux(a_done, 0, Mux(b_done, 1, (a_key < b_key) | tie & ~prefer_b))),
+            self.valid.eq(Mux(a_done, b_loaded,
+                              Mux(b_done, a_loaded, a_loaded & b_loaded & known))),
+            self.pick_a.eq(Mux(a_done, 0, Mux(b_done, 1, less | tie & ~prefer_b))),
             self.chosen.eq(Mux(self.pick_a, a_head, b_head)),
             self.first.eq(~in_run),
-            self.completes.eq(self.chosen.last & Mux(self.pick_a, b_done, a_done)),
-            a_fifo.r_en.eq(self.take & self.pick_a),
-            b_fifo.r_en.eq(self.take & ~self.pick_a),
+            self.completes.eq(Mux(self.pick_a, a_head.last & b_done, b_head.last & a_done)),
         ]
         with m.If(self.take):
             m.d.sync += in_run.eq(~self.completes)
             with m.If(self.completes):
                 m.d.sync += [a_done.eq(0), b_done.eq(0)]
             with m.Elif(self.pick_a):
-                m.d.sync += a_done.eq(self.chosen.last)
+                m.d.sync += a_done.eq(a_head.last)
             with m.Else():
-                m.d.sync += b_done.eq(self.chosen.last)
+                m.d.sync += b_done.eq(b_head.last)
             with m.If(~a_done & ~b_done & tie):
                 m.d.sync += prefer_b.eq(~prefer_b)
+
+        # A head moves when it is taken or empty; it loads the bundle at its FIFO's output.
+        a_moves = self.take & self.pick_a | ~a_loaded
+        b_moves = self.take & ~self.pick_a | ~b_loaded
+        for queue, head, loaded, moves in ((a_fifo, a_head, a_loaded, a_moves),
+                                           (b_fifo, b_head, b_loaded, b_moves)):
+            m.d.comb += queue.r_en.eq(moves)
+            with m.If(moves):
+                m.d.sync += [head.eq(queue.r_data), loaded.eq(queue.r_rdy)]
+
+        # The next cycle's comparison, from registers only.
+        def compare(a, b):
+            a_key, b_key = a.records[0].key, b.records[0].key
+            return a_key < b_key, a_key == b_key
+
+        pairs = {"heads": compare(a_head, b_head), "a_next": compare(a_next, b_head),
+                 "b_next": compare(a_head, b_next)}
+        with m.If(a_moves & b_moves):
+            m.d.sync += known.eq(0)
+        with m.Elif(a_moves):
+            m.d.sync += [known.eq(a_fifo.r_rdy & b_loaded),
+                         less.eq(pairs["a_next"][0]), tie.eq(pairs["a_next"][1])]
+        with m.Elif(b_moves):
+            m.d.sync += [known.eq(a_loaded & b_fifo.r_rdy),
+                         less.eq(pairs["b_next"][0]), tie.eq(pairs["b_next"][1])]
+        with m.Else():
+            m.d.sync += [known.eq(1), less.eq(pairs["heads"][0]), tie.eq(pairs["heads"][1])]
         return m

@@ -119,15 +119,16 @@ def _result(report, seconds, cached):
                      used["ebr"], used["dsp"], critical_path(report), round(seconds, 1), cached)
 
 
-def place_and_route(block, name="block", cache_dir=None):
-    """Synthesise and place and route ``block`` (a component) out of context; return a
-    :class:`PnrResult` (cached by the hash of the design, the commands and tool versions)."""
+def place_and_route(block, name="block", cache_dir=None, seed=SEED):
+    """Synthesise and place and route ``block`` (a component) out of context with nextpnr's
+    ``seed``; return a :class:`PnrResult` (cached by the hash of the design, the commands and
+    tool versions)."""
     os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
     top = Registered(block)
     text = rtlil.convert(top, name=name, ports=top.ports, emit_src=False)
     yosys = f"read_rtlil design.il; synth_ecp5 -top {name} -json synth.json"
     nextpnr = [*PNR_DEVICE, "--out-of-context", "--json", "synth.json", "--freq",
-               str(TARGET_MHZ), "--timing-allow-fail", "--seed", str(SEED), "--threads", "1",
+               str(TARGET_MHZ), "--timing-allow-fail", "--seed", str(seed), "--threads", "1",
                "--report", "report.json"]
     key = "\0".join([text, yosys, " ".join(nextpnr)]).encode()
     return _cached(key, name, cache_dir, lambda work: _run_block(work, name, text, yosys,
