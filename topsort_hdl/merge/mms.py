@@ -1,7 +1,7 @@
 """The MMS streaming merge unit: E records per cycle, a new input bundle every cycle."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -13,6 +13,7 @@ from ..records import (
     check_range,
 )
 from .bitonic import BitonicMergeNetwork
+from .lanes import LaneFIFO
 from .selector import RunSelector
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
@@ -240,8 +241,9 @@ class MmsMergeUnit(wiring.Component):
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
 
         # Output FIFO: credit counting above guarantees room for every bundle that arrives.
-        m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(
-            width=self._bundle.size, depth=self._output_depth)
+        # One lane per record keeps the FIFO's read enable local to each record's bits.
+        m.submodules.o_fifo = o_fifo = LaneFIFO(
+            width=self._bundle.size, depth=self._output_depth, lanes=e)
         result = Signal(self._bundle)
         for i in range(e):
             m.d.comb += result.records[i].eq(bms.o[i].record)

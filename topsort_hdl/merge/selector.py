@@ -1,10 +1,11 @@
 """The selector every merge unit shares: which head bundle goes next, and run bookkeeping."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, check_at_least
+from .lanes import LaneFIFO
 
 __all__ = ["RunSelector"]
 
@@ -76,7 +77,8 @@ class RunSelector(wiring.Component):
         sides = {}
         for side in ("a", "b"):
             port = getattr(self, side)
-            queue = fifo.SyncFIFOBuffered(width=self._bundle.size, depth=self._depth)
+            queue = LaneFIFO(width=self._bundle.size, depth=self._depth,
+                             lanes=self._bundle.count)
             m.submodules[f"{side}_fifo"] = queue
             m.d.comb += [
                 queue.w_data.eq(port.payload),

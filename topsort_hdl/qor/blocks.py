@@ -25,12 +25,10 @@ from ..kernel.controller import COUNT_BITS, TreeController
 from ..kernel.feeder import LeafFeeder
 from ..kernel.kernel import CONTROL_ADDR_WIDTH, LEAF_DEPTH, kernel_arguments, kernel_counters
 from ..kernel.packer import RootPacker
-from ..merge import MmsMergeUnit
-from ..merge.select import SelectMergeUnit
 from ..records import tree_record
 from ..tree import MergeTree
 from ..tree.coupler import Coupler
-from ..tree.merge_tree import tree_rates
+from ..tree.merge_tree import tree_merge_unit, tree_rates
 from ..tree.reuse import extra_rates
 
 __all__ = ["Block", "kernel_blocks", "merge_unit_blocks", "compose"]
@@ -50,10 +48,8 @@ def _length_bits(config):
 
 
 def merge_unit(config, rate):
-    padded = tree_record(config.record)
-    if rate == 1:
-        return SelectMergeUnit(padded, input_depth=4)
-    return MmsMergeUnit(padded, rate, input_depth=4)
+    """The merge unit of ``config``'s trees at ``rate``, built as the trees build it."""
+    return tree_merge_unit(tree_record(config.record), rate)
 
 
 def merge_unit_blocks(config):

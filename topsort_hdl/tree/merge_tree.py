@@ -134,7 +134,15 @@ class MergeTree(wiring.Component):
         return m
 
 
-def build_unit_tree(m, padded, rates, sources, prefix, input_depth=4):
+def tree_merge_unit(padded, rate, input_depth=DEFAULT_FIFO_DEPTH):
+    """The merge unit a tree places at ``rate`` for the tree record ``padded``: the selector
+    alone at rate 1, MMS above. Resource estimates build their units with this too."""
+    if rate == 1:
+        return SelectMergeUnit(padded, input_depth=input_depth)
+    return MmsMergeUnit(padded, rate, input_depth=input_depth)
+
+
+def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_DEPTH):
     """Add a tree of merge units over ``sources`` to ``m``; return the root's output stream.
 
     ``rates`` lists the unit rates per level, root first; ``sources`` are the leaf-level
@@ -144,10 +152,7 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=4):
     for level in reversed(range(levels)):
         outputs = []
         for index in range(1 << level):
-            if rates[level] == 1:
-                unit = SelectMergeUnit(padded, input_depth=input_depth)
-            else:
-                unit = MmsMergeUnit(padded, rates[level], input_depth=input_depth)
+            unit = tree_merge_unit(padded, rates[level], input_depth)
             m.submodules[f"{prefix}l{level}u{index}"] = unit
             for side, source in zip((unit.a, unit.b), sources[2 * index:2 * index + 2],
                                     strict=True):
