@@ -1,12 +1,29 @@
-"""A wide FIFO built as lanes, so that no control signal fans out to the whole width."""
+"""Wide queues built as lanes, so that no control signal fans out to the whole width."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..records import check_at_least
 
-__all__ = ["LaneFIFO"]
+__all__ = ["LaneFIFO", "LaneQueue", "lane_bounds"]
+
+
+def lane_bounds(width, lanes):
+    """``[(start, end)]`` of each lane: ``width // lanes`` bits each, the rest in the last lane
+    (a bundle of records and a ``last`` flag splits into one lane per record)."""
+    size = width // lanes
+    bounds = [(i * size, (i + 1) * size) for i in range(lanes)]
+    bounds[-1] = (bounds[-1][0], width)
+    return bounds
+
+
+def _check_lanes(width, depth, lanes):
+    check_at_least("width", width, 1)
+    check_at_least("depth", depth, 2)
+    check_at_least("lanes", lanes, 1)
+    if lanes > width:
+        raise ValueError(f"lanes must be at most width ({width}), not {lanes}")
 
 
 class LaneFIFO(wiring.Component):
@@ -25,7 +42,7 @@ class LaneFIFO(wiring.Component):
     depth : int
         Entries, at least 2.
     lanes : int
-        Number of lanes (at most ``width``); lane widths differ by at most one bit.
+        Number of lanes (at most ``width``): see :func:`lane_bounds`.
 
     Members
     -------
@@ -39,11 +56,7 @@ class LaneFIFO(wiring.Component):
     """
 
     def __init__(self, *, width, depth, lanes):
-        check_at_least("width", width, 1)
-        check_at_least("depth", depth, 2)
-        check_at_least("lanes", lanes, 1)
-        if lanes > width:
-            raise ValueError(f"lanes must be at most width ({width}), not {lanes}")
+        _check_lanes(width, depth, lanes)
         self._width = width
         self._depth = depth
         self._lanes = lanes
@@ -58,9 +71,7 @@ class LaneFIFO(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        start = 0
-        for lane in range(self._lanes):
-            end = start + (self._width - start) // (self._lanes - lane)
+        for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
             queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
             m.submodules[f"lane{lane}"] = queue
             m.d.comb += [
@@ -71,5 +82,71 @@ class LaneFIFO(wiring.Component):
             ]
             if lane == 0:
                 m.d.comb += [self.w_rdy.eq(queue.w_rdy), self.r_rdy.eq(queue.r_rdy)]
-            start = end
+        return m
+
+
+class LaneQueue(wiring.Component):
+    """A :class:`LaneFIFO` with a head register: its first two entries are registers.
+
+    ``head`` is the oldest entry, ``next`` the one behind it (the FIFO's output register), so
+    a consumer can look one entry ahead. Each lane has its own copy of the head's state, and
+    ``popped[i]`` is lane ``i``'s copy of ``pop``: a consumer that loads lane ``i``'s bits of
+    the head with ``popped[i]`` keeps that enable local to the lane as well.
+
+    Parameters
+    ----------
+    width, depth, lanes : int
+        As for :class:`LaneFIFO`; the queue holds ``depth + 1`` entries.
+
+    Members
+    -------
+    w_data : In(width)
+    w_en : In(1)
+    w_rdy : Out(1)
+        Write side, as for a FIFO.
+    head : Out(width)
+    head_valid : Out(1)
+    next : Out(width)
+    next_valid : Out(1)
+    pop : In(1)
+        Remove ``head`` (only while ``head_valid``).
+    popped : Out(lanes)
+        Per lane: ``pop``, as a signal of that lane's own.
+    """
+
+    def __init__(self, *, width, depth, lanes):
+        _check_lanes(width, depth, lanes)
+        self._width = width
+        self._depth = depth
+        self._lanes = lanes
+        super().__init__({
+            "w_data": In(width), "w_en": In(1), "w_rdy": Out(1),
+            "head": Out(width), "head_valid": Out(1),
+            "next": Out(width), "next_valid": Out(1),
+            "pop": In(1), "popped": Out(lanes),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
+            queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
+            m.submodules[f"lane{lane}"] = queue
+            loaded = Signal(name=f"loaded{lane}")
+            # The head moves when it is popped or empty. `pop & loaded` equals `pop` (a pop
+            # needs a loaded head), but depends on this lane's register: synthesis cannot
+            # merge the lanes' copies into one net that fans out to the whole width.
+            popped = self.pop & loaded
+            moves = popped | ~loaded
+            m.d.comb += [
+                queue.w_data.eq(self.w_data[start:end]),
+                queue.w_en.eq(self.w_en),
+                queue.r_en.eq(moves),
+                self.next[start:end].eq(queue.r_data),
+                self.popped[lane].eq(popped),
+            ]
+            with m.If(moves):
+                m.d.sync += [self.head[start:end].eq(queue.r_data), loaded.eq(queue.r_rdy)]
+            if lane == 0:
+                m.d.comb += [self.w_rdy.eq(queue.w_rdy), self.next_valid.eq(queue.r_rdy),
+                             self.head_valid.eq(loaded)]
         return m

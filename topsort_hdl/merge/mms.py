@@ -20,8 +20,8 @@ __all__ = ["MmsMergeUnit", "tagged_layout"]
 
 MAX_RATE = 32
 
-# Bound classes of a tagged record, compared before the key. Minus infinity is the all-zero
-# tagged record, so clearing a register to zero empties it: no real key is ever reserved.
+# Bound classes of a tagged record, compared before the key: an emptied register's records
+# rank as minus infinity whatever they hold, so no real key is ever reserved.
 MINUS_INFINITY, REAL, PLUS_INFINITY = 0, 1, 2
 # Ages: within one comparison, the bundle taken later ranks above an equal key taken earlier.
 OLDER, NEWER, INCOMING = 0, 1, 2
@@ -156,7 +156,10 @@ class MmsMergeUnit(wiring.Component):
         chosen, pick_a, first = selector.chosen, selector.pick_a, selector.first
 
         flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
-        a_newer = Signal()  # RA holds the bundle taken more recently than RB's
+        # RA holds the bundle taken more recently than RB's: one copy per record lane, as the
+        # selector's pop enables (each steers only its own lane's part of X).
+        a_newer_lanes = [Signal(name=f"a_newer_{i}") for i in range(e)]
+        a_newer = a_newer_lanes[0]
         occupancy = Signal(range(self._output_depth + 1))  # bundles in flight or in the FIFO
         room = Signal(init=1)  # occupancy < output_depth, kept as a register of its own
         # The first step of a run emits nothing unless it carries the previous flush.
@@ -165,7 +168,7 @@ class MmsMergeUnit(wiring.Component):
         emits = (take & (~first | flush_pending)) | flush_alone
         m.d.comb += selector.take.eq(take)
         with m.If(take):
-            m.d.sync += a_newer.eq(pick_a)
+            m.d.sync += [copy.eq(pick_a) for copy in a_newer_lanes]
             with m.If(selector.completes):
                 m.d.sync += flush_pending.eq(1)
             with m.Elif(first):
@@ -179,44 +182,41 @@ class MmsMergeUnit(wiring.Component):
         with m.Elif(~emits & leaves):
             m.d.sync += room.eq(1)
 
-        # RA and RB: the last bundle taken from each side, minus infinity at a run start. They
-        # load straight from the selector's head registers, tagged as real records.
-        def tag_real(target, bundle):
-            return [statement for i in range(e) for statement in (
-                target[i].record.eq(bundle.records[i]), target[i].index.eq(i),
-                target[i].age.eq(0), target[i].bound.eq(REAL))]
-
-        ra = Signal(bundle_array)
-        rb = Signal(bundle_array)
+        # RA and RB: the last bundle taken from each side, record by record from the selector's
+        # head registers with that lane's pop enable. At a run start a register is emptied:
+        # its records then rank as minus infinity (one flag, not a cleared bundle).
+        records = data.ArrayLayout(self._record, e)
+        ra, rb = Signal(records), Signal(records)
+        ra_empty, rb_empty = Signal(init=1), Signal(init=1)
+        for i in range(e):
+            with m.If(selector.a_popped[i]):
+                m.d.sync += ra[i].eq(selector.a_head.records[i])
+            with m.If(selector.b_popped[i]):
+                m.d.sync += rb[i].eq(selector.b_head.records[i])
         with m.If(take):
-            with m.If(pick_a):
-                m.d.sync += tag_real(ra, selector.a_head)
-                with m.If(first):
-                    m.d.sync += rb.eq(0)
-            with m.Else():
-                m.d.sync += tag_real(rb, selector.b_head)
-                with m.If(first):
-                    m.d.sync += ra.eq(0)
+            m.d.sync += [ra_empty.eq(~pick_a & (first | ra_empty)),
+                         rb_empty.eq(pick_a & (first | rb_empty))]
         with m.If(flush_alone):
-            m.d.sync += [ra.eq(0), rb.eq(0)]
+            m.d.sync += [ra_empty.eq(1), rb_empty.eq(1)]
 
         # X, the incoming bundle for BMS, where it ranks above everything held (plus infinity)
         # when the step emits the previous run's flush, or is a flush of its own. With a
         # pipelined BML, X is read a cycle later out of the register it was loaded into, so the
         # selector's choice drives no bundle-wide multiplexer.
-        incoming = Signal(bundle_array)
         plus_infinity = Signal()
         if self._bml.latency:
-            m.d.comb += incoming.eq(Mux(a_newer, ra, rb))
+            incoming = [Mux(a_newer_lanes[i], ra[i], rb[i]) for i in range(e)]
             m.d.sync += plus_infinity.eq(first | flush_alone)
             x_delay = self._bml.latency - 1
         else:
-            m.d.comb += [*tag_real(incoming, chosen), plus_infinity.eq(first | flush_alone)]
+            incoming = [chosen.records[i] for i in range(e)]
+            m.d.comb += plus_infinity.eq(first | flush_alone)
             x_delay = 0
         x = Signal(bundle_array)
         for i in range(e):
             m.d.comb += [
-                x[i].eq(incoming[i]),
+                x[i].record.eq(incoming[i]),
+                x[i].index.eq(i),
                 x[i].age.eq(INCOMING),
                 x[i].bound.eq(Mux(plus_infinity, PLUS_INFINITY, REAL)),
             ]
@@ -225,10 +225,14 @@ class MmsMergeUnit(wiring.Component):
         m.submodules.bml = bml = self._bml
         for i in range(e):
             m.d.comb += [
-                bml.a[i].eq(ra[i]),
+                bml.a[i].record.eq(ra[i]),
+                bml.a[i].index.eq(i),
                 bml.a[i].age.eq(Mux(a_newer, NEWER, OLDER)),
-                bml.b[i].eq(rb[i]),
+                bml.a[i].bound.eq(Mux(ra_empty, MINUS_INFINITY, REAL)),
+                bml.b[i].record.eq(rb[i]),
+                bml.b[i].index.eq(i),
                 bml.b[i].age.eq(Mux(a_newer, OLDER, NEWER)),
+                bml.b[i].bound.eq(Mux(rb_empty, MINUS_INFINITY, REAL)),
             ]
 
         # The incoming bundle waits for BML in a delay line without reset (synthesis can map it

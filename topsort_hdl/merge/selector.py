@@ -5,7 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, check_at_least
-from .lanes import LaneFIFO
+from .lanes import LaneQueue
 
 __all__ = ["RunSelector"]
 
@@ -19,7 +19,7 @@ class RunSelector(wiring.Component):
     for both unless one side is done.
 
     The choice is the unit's only loop, and it is cut in two. Each side's head bundle sits in
-    a register behind its FIFO, and the comparison of the two heads is itself a register,
+    a register in front of its FIFO, and the comparison of the two heads is itself a register,
     computed a cycle ahead: of the three pairs the next cycle can hold (the heads as they are,
     or one of them replaced by the bundle waiting at its FIFO's output), the one the current
     choice leads to is kept. So the key comparison ends at a flip-flop, and the choice that
@@ -44,6 +44,10 @@ class RunSelector(wiring.Component):
         The bundle that goes next; ``pick_a`` tells its side.
     a_head, b_head : Out(bundle)
         The head bundle of each side (registers): ``chosen`` is one of them.
+    a_popped, b_popped : Out(bundle.count)
+        Per record lane, that side's head is taken this cycle (``take`` on that side): one
+        copy per lane, so a consumer that loads a record's bits with its lane's copy keeps
+        every enable local to one record (see :class:`.lanes.LaneQueue`).
     pick_a : Out(1)
     first : Out(1)
         ``chosen`` is the first bundle of a run (on either side).
@@ -66,6 +70,8 @@ class RunSelector(wiring.Component):
             "chosen": Out(bundle),
             "a_head": Out(bundle),
             "b_head": Out(bundle),
+            "a_popped": Out(bundle.count),
+            "b_popped": Out(bundle.count),
             "pick_a": Out(1),
             "first": Out(1),
             "completes": Out(1),
@@ -74,22 +80,25 @@ class RunSelector(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        sides = {}
+        lanes = self._bundle.count
+        queues = {}
         for side in ("a", "b"):
             port = getattr(self, side)
-            queue = LaneFIFO(width=self._bundle.size, depth=self._depth,
-                             lanes=self._bundle.count)
-            m.submodules[f"{side}_fifo"] = queue
+            queue = LaneQueue(width=self._bundle.size, depth=self._depth, lanes=lanes)
+            m.submodules[f"{side}_queue"] = queue
             m.d.comb += [
                 queue.w_data.eq(port.payload),
                 queue.w_en.eq(port.valid),
                 port.ready.eq(queue.w_rdy),
+                getattr(self, f"{side}_head").eq(queue.head),
+                getattr(self, f"{side}_popped").eq(queue.popped),
             ]
-            head = getattr(self, f"{side}_head")
-            loaded = Signal(name=f"{side}_loaded")   # head holds a bundle
-            sides[side] = (queue, data.View(self._bundle, queue.r_data), head, loaded)
-        a_fifo, a_next, a_head, a_loaded = sides["a"]
-        b_fifo, b_next, b_head, b_loaded = sides["b"]
+            queues[side] = queue
+        a_queue, b_queue = queues["a"], queues["b"]
+        a_head, b_head = self.a_head, self.b_head
+        a_next = data.View(self._bundle, a_queue.next)
+        b_next = data.View(self._bundle, b_queue.next)
+        a_loaded, b_loaded = a_queue.head_valid, b_queue.head_valid
 
         in_run = Signal()  # a bundle of the current run has been taken
         a_done = Signal()  # the current run's last bundle from a has been taken
@@ -108,6 +117,8 @@ class RunSelector(wiring.Component):
             self.chosen.eq(Mux(self.pick_a, a_head, b_head)),
             self.first.eq(~in_run),
             self.completes.eq(Mux(self.pick_a, a_head.last & b_done, b_head.last & a_done)),
+            a_queue.pop.eq(self.take & self.pick_a),
+            b_queue.pop.eq(self.take & ~self.pick_a),
         ]
         with m.If(self.take):
             m.d.sync += in_run.eq(~self.completes)
@@ -120,29 +131,23 @@ class RunSelector(wiring.Component):
             with m.If(~a_done & ~b_done & tie):
                 m.d.sync += prefer_b.eq(~prefer_b)
 
-        # A head moves when it is taken or empty; it loads the bundle at its FIFO's output.
-        a_moves = self.take & self.pick_a | ~a_loaded
-        b_moves = self.take & ~self.pick_a | ~b_loaded
-        for queue, head, loaded, moves in ((a_fifo, a_head, a_loaded, a_moves),
-                                           (b_fifo, b_head, b_loaded, b_moves)):
-            m.d.comb += queue.r_en.eq(moves)
-            with m.If(moves):
-                m.d.sync += [head.eq(queue.r_data), loaded.eq(queue.r_rdy)]
-
-        # The next cycle's comparison, from registers only.
+        # The next cycle's comparison, from registers only: a head moves (to the entry behind
+        # it) when it is taken or empty.
         def compare(a, b):
             a_key, b_key = a.records[0].key, b.records[0].key
             return a_key < b_key, a_key == b_key
 
+        a_moves = a_queue.pop | ~a_loaded
+        b_moves = b_queue.pop | ~b_loaded
         pairs = {"heads": compare(a_head, b_head), "a_next": compare(a_next, b_head),
                  "b_next": compare(a_head, b_next)}
         with m.If(a_moves & b_moves):
             m.d.sync += known.eq(0)
         with m.Elif(a_moves):
-            m.d.sync += [known.eq(a_fifo.r_rdy & b_loaded),
+            m.d.sync += [known.eq(a_queue.next_valid & b_loaded),
                          less.eq(pairs["a_next"][0]), tie.eq(pairs["a_next"][1])]
         with m.Elif(b_moves):
-            m.d.sync += [known.eq(a_loaded & b_fifo.r_rdy),
+            m.d.sync += [known.eq(a_loaded & b_queue.next_valid),
                          less.eq(pairs["b_next"][0]), tie.eq(pairs["b_next"][1])]
         with m.Else():
             m.d.sync += [known.eq(1), less.eq(pairs["heads"][0]), tie.eq(pairs["heads"][1])]
