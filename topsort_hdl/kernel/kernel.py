@@ -167,12 +167,17 @@ class TopSortKernel(wiring.Component):
         switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
                                                    leaf_depth=LEAF_DEPTH)
         controllers, writers, readers, packers = [], [], [], []
-        # Each tree's port, through its register stages (none by default).
-        ports = []
+        # Each tree's port, through its register stages (none by default). R and B need no
+        # backpressure: the read engine reserves a burst's room when it issues it and the write
+        # engines take every response (RREADY and BREADY stay high). A slice flags a beat they
+        # refuse, reported as a read or write error: the assumption is checked, not silent.
+        ports, overruns = [], []
         for i in range(trees):
-            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(p, self.port_stages[i])
+            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(p, self.port_stages[i],
+                                                                 always_ready=("r", "b"))
             wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
             ports.append(stages.s)
+            overruns.append(stages.overrun)
         phase2 = Signal()
         m.d.comb += switch.mode.eq(phase2)
         tree_shift = exact_log2(trees)
@@ -281,8 +286,9 @@ class TopSortKernel(wiring.Component):
             with m.If(pair_b == i):
                 m.d.comb += buf_b.eq(region)
         overlapping = (buf_a < buf_b + size) & (buf_b < buf_a + size)
-        errors = Cat(r.error for r in readers).any()
-        write_errors = Cat(w.error for w in writers).any() | writer2.error
+        errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
+        write_errors = Cat(w.error for w in writers).any() | writer2.error | \
+            Cat(o.b for o in overruns).any()
         # Phase 1 ends when every tree's output is written and every root packer has taken the
         # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
         for_all_done = Cat(ctl.done for ctl in controllers).all() & \
