@@ -30,6 +30,11 @@ __all__ = ["TopSortKernel", "kernel_arguments", "kernel_counters", "kernel_veril
            "CONTROL_PORT"]
 
 CONTROL_ADDR_WIDTH = 12
+# The channels of each port whose receivers never refuse a beat: the read engine reserves a
+# burst's room when it issues it and the write engines take every response (RREADY and BREADY
+# stay high), so their register stages need no backpressure. A slice flags a beat they refuse,
+# reported as a read or write error: the assumption is checked, not silent.
+PORT_ALWAYS_READY = ("r", "b")
 LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
 # Status register bits (0x.. "status"): why a job ended without sorting, or what went wrong.
 STATUS_BITS = {
@@ -167,14 +172,11 @@ class TopSortKernel(wiring.Component):
         switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
                                                    leaf_depth=LEAF_DEPTH)
         controllers, writers, readers, packers = [], [], [], []
-        # Each tree's port, through its register stages (none by default). R and B need no
-        # backpressure: the read engine reserves a burst's room when it issues it and the write
-        # engines take every response (RREADY and BREADY stay high). A slice flags a beat they
-        # refuse, reported as a read or write error: the assumption is checked, not silent.
+        # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
         for i in range(trees):
-            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(p, self.port_stages[i],
-                                                                 always_ready=("r", "b"))
+            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(
+                p, self.port_stages[i], always_ready=PORT_ALWAYS_READY)
             wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
             ports.append(stages.s)
             overruns.append(stages.overrun)

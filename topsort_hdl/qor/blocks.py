@@ -23,13 +23,20 @@ from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..kernel.controller import COUNT_BITS, TreeController
 from ..kernel.feeder import LeafFeeder
-from ..kernel.kernel import CONTROL_ADDR_WIDTH, LEAF_DEPTH, kernel_arguments, kernel_counters
+from ..kernel.kernel import (
+    CONTROL_ADDR_WIDTH,
+    LEAF_DEPTH,
+    PORT_ALWAYS_READY,
+    kernel_arguments,
+    kernel_counters,
+)
 from ..kernel.packer import RootPacker
 from ..records import tree_record
 from ..tree import MergeTree
 from ..tree.coupler import Coupler
 from ..tree.merge_tree import tree_merge_unit, tree_rates
 from ..tree.reuse import extra_rates
+from .synth import Utilization
 
 __all__ = ["Block", "kernel_blocks", "merge_unit_blocks", "compose"]
 
@@ -100,8 +107,10 @@ def kernel_blocks(config):
         Block("control", lambda: ControlRegisters(kernel_arguments(c), kernel_counters(c),
                                                   addr_width=CONTROL_ADDR_WIDTH),
               "AXI4-Lite control registers"),
-        Block("register_slice", lambda: AxiRegisterSlice(p, 1),
-              "AXI register slice, 1 stage, all five channels"),
+        *[Block(name, lambda stages=stages: AxiRegisterSlice(
+            p, stages, always_ready=PORT_ALWAYS_READY), f"AXI register slice, {stages} "
+            f"stage{'s' if stages > 1 else ''} (R, B forward only)")
+          for name, stages in (("register_slice", 1), ("register_slice_2", 2))],
     ]
     # Every merge-unit rate is reported; those of the trees count inside "merge_tree".
     return blocks + merge_unit_blocks(c)
@@ -123,7 +132,12 @@ def compose(config, usage, port_stages=()):
         if level:
             extras = extras + usage[f"coupler_{rate}"] * (1 << level)
     extras = extras + usage["phase2_packer"] + usage["phase2_write_engine"]
-    slices = usage["register_slice"] * sum(port_stages)
+    # A port's first stage holds its credit FIFOs; each further stage costs the difference.
+    one, two = usage["register_slice"], usage["register_slice_2"]
+    slices = Utilization()
+    for stages in port_stages:
+        if stages:
+            slices = slices + one * (2 - stages) + two * (stages - 1)
     groups = {
         "phase-1 tree": phase1_tree,
         "reused tree": reused_tree,
