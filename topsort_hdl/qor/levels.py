@@ -74,6 +74,16 @@ class PathEnds:
     def __str__(self):
         return f"{self.start} -> {self.end}"
 
+    def summary(self):
+        """The path's cell types, a run of one type as ``TYPE*n``: ``LUT2*2 CARRY4 LUT5``."""
+        runs = []
+        for kind in self.cells:
+            if runs and runs[-1][0] == kind:
+                runs[-1][1] += 1
+            else:
+                runs.append([kind, 1])
+        return " ".join(kind if n == 1 else f"{kind}*{n}" for kind, n in runs)
+
 
 @dataclass(frozen=True)
 class Levels:
@@ -159,6 +169,7 @@ def _net_names(module):
                                               len(item[0]), item[0])):
         bits = net["bits"]
         offset = net.get("offset", 0)
+        name = name.removeprefix("\\")       # a public name that starts with $: \$41
         for i, bit in enumerate(bits):
             if isinstance(bit, int) and bit not in names:
                 index = offset + (len(bits) - 1 - i if net.get("upto") else i)
