@@ -9,23 +9,27 @@ it runs straight through the flip-flops.)
 What a path is, as in Vivado's timing reports:
 
 - **start points**: the outputs of sequential cells (flip-flops and latches ``FD*``/``LD*``,
-  distributed RAM contents, shift registers, block RAM, UltraRAM, DSPs), the block's input
-  ports (the blocks are synthesised without registers on their ports, so a path from an input
-  port counts like a path from a register) and constants;
+  distributed RAM contents, shift registers, block RAM, UltraRAM, DSPs, the last two taken as
+  registered, as Yosys maps them with their registers), the block's input ports (the blocks are
+  synthesised without registers on their ports, so a path from an input port counts like a
+  path from a register) and constants;
 - **end points**: the data, enable, reset and write-address inputs of sequential cells (not
   their clocks) and the block's output ports;
 - **levels**: every combinational cell on the path counts one cell level; LUTs (``LUT1`` ..
   ``LUT6``, ``LUT6_2``, ``INV``, which Vivado places as a ``LUT1``) also count one LUT level
   each; ``MUXF7``/``MUXF8``/``MUXF9`` and ``CARRY4``/``CARRY8`` count a cell level and no LUT
   level (a chain of n ``CARRY4`` is n cell levels, 0 LUT levels); ``BUFG`` counts nothing.
-- **distributed RAM and dynamic shift registers read asynchronously**: a read address goes
-  through the RAM to its data output in the same cycle, so that arc is combinational and counts
-  one LUT level (Vivado times it as a ``RAMD32``/``RAMD64`` level); the RAM's contents are a
-  start point at the same output (a path that starts with the RAM's write, the "FIFO data ->
-  FIFO read" kind, starts there at level 0, after the RAM's own write). So the path
-  ``read pointer register -> LUTRAM -> LUT -> register`` is 2 LUT levels, and
-  ``LUTRAM contents -> LUT -> register`` 1. A shift register's cascade output (``Q15``,
-  ``Q31``) and the output of a shift register with a constant address are start points only.
+- **distributed RAM and dynamic shift registers read asynchronously**: the read address goes
+  through the RAM to its data output within the cycle, so that arc is combinational and counts
+  one LUT level and one cell level (as Vivado times a ``RAMD32``/``RAMD64``): ``read pointer
+  register -> LUTRAM -> LUT -> register`` is 2 LUT levels. The RAM's contents are also a start
+  point at that output, at level 0: a path from data written earlier, the "FIFO data -> FIFO
+  read" kind, is ``LUTRAM -> LUT -> register``, 1 LUT level. The write port (data, write
+  address, write enable) is an end point; a read-only address is not (its path goes on through
+  the RAM). A shift register's cascade output (``Q15``, ``Q31``) and the output of a shift
+  register with a constant address are start points only. (Counting the LUTRAM as a start
+  point only, no level, would shorten just the paths through a LUTRAM: a block's figure
+  changes only if its deepest path goes through one, which the path's cells show.)
 
 Carry cells are modelled bit by bit (``O[i]`` and ``CO[i]`` depend on ``S``/``DI`` up to bit i
 and the carry in), ``LUT6_2``'s ``O5`` on ``I0`` .. ``I4`` only; every other combinational
