@@ -112,6 +112,13 @@ def test_golden_check_flags_both_directions_and_new_figures():
     updated = update(golden, {"resources.x.luts": 900, "cycles.z": 5})
     assert updated["resources.x.luts"] == {"value": 900, "tolerance": 0.01, "better": "lower"}
     assert updated["cycles.z"]["better"] == "lower"
+    # Levels are integers with a band of 0: one level either way leaves it.
+    levels = update({}, {"levels.t.b.lut": 6})
+    assert levels["levels.t.b.lut"] == {"value": 6, "tolerance": 0, "better": "lower"}
+    assert check(levels, {"levels.t.b.lut": 6}) == ([], [])
+    assert check(levels, {"levels.t.b.lut": 7})[0][0].startswith(
+        "REGRESSION levels.t.b.lut: 6 -> 7")
+    assert check(levels, {"levels.t.b.lut": 5})[0][0].startswith("IMPROVED levels.t.b.lut")
 
 
 def test_golden_file_covers_every_kind_of_figure():
