@@ -74,7 +74,7 @@ CHEAP_BLOCKS = ("merge_unit_1", "merge_unit_2", "coupler", "leaf_feeder", "contr
 
 
 @pytest.mark.parametrize("name", CHEAP_BLOCKS)
-def test_tiny_block_resources_match_the_golden_figures(name):
+def test_tiny_block_resources_and_levels_match_the_golden_figures(name):
     block = next(b for b in kernel_blocks(PRESETS["tiny"]) if b.name == name)
     result = synthesize(block.build(), top=block.name)
     usage, levels = result.utilization, result.levels
