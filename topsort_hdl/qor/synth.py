@@ -11,9 +11,9 @@ path in LUT levels and cells (a timing proxy); the result keeps those, not the n
 
 A result is cached by the hash of the block's Verilog, the Yosys script, the Yosys version and
 :data:`CACHE_VERSION` (what an entry holds), so a re-run only synthesises what changed, in any
-checkout: the cache lives in
-``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys`` (``$XDG_CACHE_HOME`` respected),
-like YoWASP's own cache. The u280 blocks take about 40 minutes of Yosys cold.
+checkout: the cache lives in ``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys``
+(``$XDG_CACHE_HOME`` respected), like YoWASP's own cache. The u280 blocks take about 40
+minutes of Yosys cold.
 """
 
 import hashlib
