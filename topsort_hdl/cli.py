@@ -109,14 +109,15 @@ def _parser():
     model.add_argument("--plot", type=Path, help="with --sweep: write a PNG plot here")
     model.add_argument("--json", type=Path, help="also write the figures to this JSON file")
 
-    qor = commands.add_parser("qor", help="resource estimates (Yosys); with --golden, the QoR "
-                              "regression")
+    qor = commands.add_parser("qor", help="resource estimates and logic levels (Yosys); with "
+                              "--golden, the QoR regression")
     _add_config_options(qor)
     qor.add_argument("--part", action="append",
                      choices=["resources", "sorts", "generator", "pnr"],
                      help="what to measure (repeatable; default: resources of --config, or "
-                          "everything with --golden); pnr: nextpnr-ecp5 Fmax and area of "
-                          "merge units, trees and the on-chip demo")
+                          "everything with --golden); resources: Yosys cells and logic levels; "
+                          "pnr: nextpnr-ecp5 Fmax and area of merge units, trees and the "
+                          "on-chip demo")
     qor.add_argument("--open-pnr", action="append_const", dest="part", const="pnr",
                      help="the same as --part pnr")
     qor.add_argument("--golden", type=Path,

@@ -1,7 +1,7 @@
-"""Quality of results: resource estimates (Yosys), RTL cycle counts of benchmark sorts with the
-performance model checked against them, generator time and memory, and Fmax and area after a
-real place and route (nextpnr-ecp5), kept as golden figures with tolerances (``make qor``,
-``make qor-update``)."""
+"""Quality of results: resource estimates and logic levels (Yosys), RTL cycle counts of
+benchmark sorts with the performance model checked against them, generator time and memory, and
+Fmax and area after a real place and route (nextpnr-ecp5), kept as golden figures with
+tolerances (``make qor``, ``make qor-update``)."""
 
 from .golden import check, load, save, update
 from .resources import estimate_resources, resource_table
@@ -26,6 +26,9 @@ def resource_figures(estimate):
         figures[f"resources.{key}.luts"] = usage.luts
         figures[f"resources.{key}.ff"] = usage.ff
         figures[f"resources.{key}.bram"] = usage.bram
+    for block, levels in estimate.levels.items():
+        figures[f"levels.{name}.{block}.lut"] = levels.lut
+        figures[f"levels.{name}.{block}.cells"] = levels.cells
     return figures
 
 

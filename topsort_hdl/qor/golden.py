@@ -14,6 +14,7 @@ __all__ = ["TOLERANCES", "check", "update", "load", "save"]
 # Per kind of figure (the first part of its name): (relative tolerance, better).
 TOLERANCES = {
     "resources": (0.01, "lower"),       # Yosys is deterministic for one version
+    "levels": (0, "lower"),             # an integer count of LUTs or cells: any change
     "cycles": (0.01, "lower"),          # seeded simulations: exact unless the RTL changes
     "records_per_cycle": (0.01, "higher"),
     "generator.seconds": (0.5, "lower"),  # wall clock on a shared 2-core machine

@@ -1,9 +1,10 @@
 """A configuration's resource estimate: every distinct block through Yosys, then the kernel by
-composition, as a share of the board's device."""
+composition, as a share of the board's device; and each block's deepest path in LUT levels
+(:mod:`.levels`), from the same synthesis."""
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..platforms import PLATFORMS
 from .blocks import compose, kernel_blocks
@@ -23,6 +24,7 @@ class ResourceEstimate:
     cached: dict            # name -> whether this run took it from the cache
     groups: dict            # composition (see blocks.compose)
     port_stages: tuple
+    levels: dict = field(default_factory=dict)     # name -> Levels (the deepest paths)
 
     def fractions(self, name="kernel"):
         """Per resource kind, block or group ``name`` as a share of the whole device."""
@@ -39,7 +41,7 @@ def _port_stages(config):
 
 def estimate_resources(config, progress=None):
     """Synthesise (or take from the cache) every block of ``config``; return the estimate."""
-    blocks, seconds, cached = {}, {}, {}
+    blocks, seconds, cached, levels = {}, {}, {}, {}
     for block in kernel_blocks(config):
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -48,21 +50,40 @@ def estimate_resources(config, progress=None):
         blocks[block.name] = result.utilization
         seconds[block.name] = result.seconds
         cached[block.name] = result.cached
+        levels[block.name] = result.levels
         if progress:
             took = "cached" if result.cached else f"{time.perf_counter() - start:.0f} s"
             progress(f"  {config.name} {block.name:<22} {result.utilization.luts:>8} LUT "
-                     f"{result.utilization.ff:>8} FF  [{took}]")
+                     f"{result.utilization.ff:>8} FF {result.levels.lut:>3} levels  [{took}]")
     stages = _port_stages(config)
     return ResourceEstimate(config, blocks, seconds, cached, compose(config, blocks, stages),
-                            stages)
+                            stages, levels)
 
 
-def _row(name, usage, part):
+def _row(name, usage, part, levels=None):
     share = usage.resources().fractions(part)
     percent = " ".join(f"{share[k]:>6.1%}" if k in share else f"{'-':>6}"
                        for k in ("lut", "ff", "bram"))
+    depth = f" {levels.lut:>4}/{levels.cells}" if levels else ""
     return (f"{name:<24} {usage.luts:>9,} {usage.lut:>9,} {usage.lutram:>7,} {usage.srl:>6,} "
-            f"{usage.ff:>9,} {usage.bram:>6g} {percent}")
+            f"{usage.ff:>9,} {usage.bram:>6g} {percent}{depth}")
+
+
+DEEPEST = 3     # blocks whose deepest path the table names
+
+
+def _deepest_lines(estimate):
+    """The deepest blocks' paths: levels, first and last cell, the cells between."""
+    levels = estimate.levels
+    if not levels:
+        return []
+    deepest = sorted(levels, key=lambda name: (-levels[name].lut, -levels[name].cells, name))
+    lines = ["", "levels: the deepest register-to-register path in LUT levels / in cells "
+             "(carries, MUXF7/F8 too); ports count as registers"]
+    for name in deepest[:DEEPEST]:
+        path = levels[name].lut_path
+        lines.append(f"  {name}: {levels[name].lut} LUT levels, {path} ({path.summary()})")
+    return lines
 
 
 def resource_table(estimate):
@@ -71,12 +92,14 @@ def resource_table(estimate):
     part = board.part_resources
     head = (f"{'block':<24} {'LUT':>9} {'logic':>9} {'LUTRAM':>7} {'SRL':>6} {'FF':>9} "
             f"{'BRAM':>6} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6}")
+    levels = " levels" if estimate.levels else ""
     device = (f"% of the {board.part} ({part.lut:,} LUT, {part.ff:,} FF, {part.bram:g} RAMB36)"
               if part.lut else f"no device figures for platform {board.name}")
     lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); {device}",
-             head]
+             head + levels]
     for name, usage in estimate.blocks.items():
-        lines.append(_row(name, usage, part))
+        lines.append(_row(name, usage, part, estimate.levels.get(name)))
+    lines += _deepest_lines(estimate)
     lines.append("")
     lines.append(f"{'kernel by composition':<24}" + head[24:])
     counts = {"phase-1 tree": c.trees - c.reuse, "reused tree": c.reuse}

