@@ -1,6 +1,6 @@
 """The compare-swap cell."""
 
-from amaranth.hdl import Module, Mux, Shape
+from amaranth.hdl import Module, Mux, Shape, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -66,4 +66,13 @@ class CompareSwap(wiring.Component):
 def swap_condition(a, b, descending=False, order_key=record_key):
     """Return the condition under which ``a`` and ``b`` are out of order (ties stay put)."""
     key_a, key_b = order_key(a), order_key(b)
-    return key_a < key_b if descending else key_a > key_b
+    return less_than(key_a, key_b) if descending else less_than(key_b, key_a)
+
+
+def less_than(x, y):
+    """``x < y`` for unsigned values, as the borrow of ``x - y``: synthesis maps a subtraction
+    to a carry chain (one LUT level and the chain), where a comparison may become a tree of
+    LUTs several levels deep."""
+    x, y = Value.cast(x), Value.cast(y)
+    width = max(len(x), len(y))
+    return (x.as_unsigned() - y.as_unsigned())[width]

@@ -23,6 +23,7 @@ MAX_RATE = 32
 # Bound classes of a tagged record, compared before the key: an emptied register's records
 # rank as minus infinity whatever they hold, so no real key is ever reserved.
 MINUS_INFINITY, REAL, PLUS_INFINITY = 0, 1, 2
+assert (MINUS_INFINITY, REAL) == (0, 1)  # an emptied register's flag is its bound
 # Ages: within one comparison, the bundle taken later ranks above an equal key taken earlier.
 OLDER, NEWER, INCOMING = 0, 1, 2
 
@@ -184,20 +185,21 @@ class MmsMergeUnit(wiring.Component):
 
         # RA and RB: the last bundle taken from each side, record by record from the selector's
         # head registers with that lane's pop enable. At a run start a register is emptied:
-        # its records then rank as minus infinity (one flag, not a cleared bundle).
+        # its records then rank as minus infinity (one flag, not a cleared bundle; the flag is
+        # the bound's low bit itself, so the comparisons start from a flip-flop).
         records = data.ArrayLayout(self._record, e)
         ra, rb = Signal(records), Signal(records)
-        ra_empty, rb_empty = Signal(init=1), Signal(init=1)
+        ra_real, rb_real = Signal(), Signal()   # REAL when set, MINUS_INFINITY when clear
         for i in range(e):
             with m.If(selector.a_popped[i]):
                 m.d.sync += ra[i].eq(selector.a_head.records[i])
             with m.If(selector.b_popped[i]):
                 m.d.sync += rb[i].eq(selector.b_head.records[i])
         with m.If(take):
-            m.d.sync += [ra_empty.eq(~pick_a & (first | ra_empty)),
-                         rb_empty.eq(pick_a & (first | rb_empty))]
+            m.d.sync += [ra_real.eq(pick_a | ~first & ra_real),
+                         rb_real.eq(~pick_a | ~first & rb_real)]
         with m.If(flush_alone):
-            m.d.sync += [ra_empty.eq(1), rb_empty.eq(1)]
+            m.d.sync += [ra_real.eq(0), rb_real.eq(0)]
 
         # X, the incoming bundle for BMS, where it ranks above everything held (plus infinity)
         # when the step emits the previous run's flush, or is a flush of its own. With a
@@ -228,11 +230,11 @@ class MmsMergeUnit(wiring.Component):
                 bml.a[i].record.eq(ra[i]),
                 bml.a[i].index.eq(i),
                 bml.a[i].age.eq(Mux(a_newer, NEWER, OLDER)),
-                bml.a[i].bound.eq(Mux(ra_empty, MINUS_INFINITY, REAL)),
+                bml.a[i].bound.eq(ra_real),
                 bml.b[i].record.eq(rb[i]),
                 bml.b[i].index.eq(i),
                 bml.b[i].age.eq(Mux(a_newer, OLDER, NEWER)),
-                bml.b[i].bound.eq(Mux(rb_empty, MINUS_INFINITY, REAL)),
+                bml.b[i].bound.eq(rb_real),
             ]
 
         # The incoming bundle waits for BML in a delay line without reset (synthesis can map it

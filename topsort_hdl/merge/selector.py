@@ -5,6 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, check_at_least
+from .cas import less_than
 from .lanes import LaneQueue
 
 __all__ = ["RunSelector"]
@@ -135,7 +136,7 @@ class RunSelector(wiring.Component):
         # it) when it is taken or empty.
         def compare(a, b):
             a_key, b_key = a.records[0].key, b.records[0].key
-            return a_key < b_key, a_key == b_key
+            return less_than(a_key, b_key), a_key == b_key
 
         a_moves = a_queue.pop | ~a_loaded
         b_moves = b_queue.pop | ~b_loaded
