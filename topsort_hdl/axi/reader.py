@@ -57,7 +57,9 @@ class AxiReadEngine(wiring.Component):
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
     a new command once every beat of its previous region has arrived; a zero-length region
-    produces no beat.
+    produces no beat. Commands are decoded in two registered steps and bursts are chosen from
+    registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
+    one cycle; a leaf's first burst leaves about five cycles after its command.
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
@@ -138,31 +140,35 @@ class AxiReadEngine(wiring.Component):
         request = Signal(leaves)
         issue = Signal()
         chosen = Signal(range(max(2, leaves)))
+        grant = Signal(leaves)               # one-hot: the leaf chosen, if it issues
 
         # Each leaf's next burst runs to the burst boundary (the short one while ``short``)
-        # or to the region's end. Its length and whether the leaf's buffer has room for it
-        # are registered: the issue step reads only flip-flops. They are a cycle old, which
-        # is safe for room (a leaf's buffer only drains meanwhile) and stale only for a leaf
-        # that has just issued, so that leaf waits a cycle (the others may go).
+        # or to the region's end. Its length is registered, and whether the leaf's buffer has
+        # room for it is registered from that: the issue step reads only flip-flops. Room a
+        # cycle old is safe (a leaf's buffer only drains meanwhile); the length is two cycles
+        # behind a leaf's address and count, so a leaf that has just issued or taken a command
+        # sits out two cycles (the others may go).
         short_bits = exact_log2(self.short_burst_beats)
+        settling = Signal(leaves)
+        loading = Signal(leaves)             # a leaf takes a command this cycle
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
                 Mux(self.short, self.short_burst_beats - next_beat[i][:short_bits],
                     self.burst_beats - next_beat[i][:burst_bits]))
-            length = Signal.like(burst_len[i], name=f"length{i}")
             # to_issue < to_boundary: only its low bits can be, the rest must be zero.
             low = to_issue[i][:burst_bits + 1]
             within = (to_issue[i][burst_bits + 1:] == 0) & (low < to_boundary)
-            m.d.comb += length.eq(Mux(within, low, to_boundary))
             m.d.sync += [
-                burst_len[i].eq(length),
-                request[i].eq((to_issue[i] != 0) &
-                              (committed[i] + length <= self.buffer_beats)),
+                burst_len[i].eq(Mux(within, low, to_boundary)),
+                request[i].eq((to_issue[i] != 0) & ~settling[i] &
+                              (committed[i] + burst_len[i] <= self.buffer_beats)),
+                settling[i].eq(loading[i]),
             ]
-            with m.If(issue & (chosen == i)):
+            with m.If(grant[i]):
                 m.d.sync += [
                     request[i].eq(0),
+                    settling[i].eq(1),
                     next_beat[i].eq(next_beat[i] + burst_len[i]),
                     to_issue[i].eq(to_issue[i] - burst_len[i]),
                 ]
@@ -173,6 +179,9 @@ class AxiReadEngine(wiring.Component):
         m.d.comb += above.eq(request & Cat(last_served < i for i in range(leaves)))
         pick_above, pick_any = lowest_set(m, above, leaves), lowest_set(m, request, leaves)
         m.d.comb += chosen.eq(Mux(above.any(), pick_above, pick_any))
+        # The same choice one-hot, for the leaves' own updates (no index decode on the way).
+        picked = Mux(above.any(), above, request)
+        m.d.comb += grant.eq(Cat(issue & picked[i] & ~picked[:i].any() for i in range(leaves)))
 
         outstanding = Signal(range(self.max_outstanding + 1))
         m.d.comb += issue.eq(request.any() & (~axi.arvalid | axi.arready) &
@@ -270,6 +279,7 @@ class AxiReadEngine(wiring.Component):
                 decoded.end.eq(sums.end),
             ]
         target = decoded.target
+        m.d.comb += loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0))
         with m.If(decoded_leaves):
             with m.If(decoded.bad):
                 m.d.sync += self.error.eq(1)
@@ -315,7 +325,7 @@ class AxiReadEngine(wiring.Component):
                 buffer.r_en.eq(self.leaf[i].ready),
             ]
             taken = self.leaf[i].valid & self.leaf[i].ready
-            issued = Mux(issue & (chosen == i), burst_len[i], 0)
+            issued = Mux(grant[i], burst_len[i], 0)
             m.d.sync += committed[i].eq(committed[i] + issued - taken)
 
         busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \

@@ -35,6 +35,11 @@ class TreeController(wiring.Component):
     tell where the runs are and how long. Phase 2 (``start2`` pulse, reused trees only):
     point leaf j at run ``j % F`` of group tree ``j // F`` (described by the ``group_*``
     inputs); ``done2`` rises when every leaf command is out.
+
+    Every command stream is driven from registers (payload and valid), and the leaf regions
+    are computed in pipeline steps of one adder or comparator each, one leaf command every two
+    cycles: the controller is never on a path into the engines or feeders it commands.
+    ``records`` is sampled at ``start``; the ``group_*`` inputs as phase 2 reads them.
     """
 
     def __init__(self, config, *, reused=False):
