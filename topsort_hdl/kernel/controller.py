@@ -37,8 +37,9 @@ class TreeController(wiring.Component):
     inputs); ``done2`` rises when every leaf command is out.
 
     Every command stream is driven from registers (payload and valid), and the leaf regions
-    are computed in pipeline steps of one adder or comparator each, one leaf command every two
-    cycles: the controller is never on a path into the engines or feeders it commands.
+    are computed in pipeline steps of one adder or comparator each, one leaf per cycle, into
+    two-entry queues whose heads drive the feeder and reader streams: the controller is never
+    on a path into the engines or feeders it commands.
     ``records`` is sampled at ``start``; the ``group_*`` inputs as phase 2 reads them.
     """
 
@@ -120,34 +121,45 @@ class TreeController(wiring.Component):
 
         # The leaf commands: a pipeline computes one leaf's region per step (its span of
         # records, then its first and end records, the end clipped to the record count, then
-        # its length and byte address) into an output stage that offers the leaf's feeder
-        # command and, if the region is not empty, its reader command. The pipeline moves only
-        # when the output stage has been taken, which it knows from its own valid flip-flops:
-        # no ready reaches the pipeline's registers, at the price of one leaf every two cycles.
-        feeder_valid = Signal(leaves)
+        # its length and byte address) into two queues of two entries, one for the feeder
+        # commands and one for the reader commands (non-empty regions only). Each queue's head
+        # drives its stream from registers and moves on its own consumer's ready; the pipeline
+        # pushes a leaf when neither queue's second entry is taken, which it knows from
+        # flip-flops: no ready reaches the pipeline's registers, and both streams can still
+        # take a command every cycle (the read engine then serves every leaf's first burst
+        # before any second one, as when the commands were combinational).
+        feeder_valid = Signal(leaves)          # the feeder head's command is for feeder j
+        feeder_length = Signal(COUNT_BITS)
+        feeder_next = Signal(data.StructLayout({"valid": 1, "leaf": range(leaves),
+                                                "length": COUNT_BITS}))
         reader_valid = Signal()
-        out_leaf = Signal(range(leaves))
-        out_length = Signal(COUNT_BITS)
-        out_addr = Signal(64)
+        reader_head = Signal(data.StructLayout({"target": range(leaves), "addr": 64,
+                                                "length": COUNT_BITS}))
+        reader_next = Signal(data.StructLayout({"valid": 1, "target": range(leaves),
+                                                "addr": 64, "length": COUNT_BITS}))
         feeder_log2 = Signal(range(COUNT_BITS + 1))
         feeder_groups = Signal(COUNT_BITS)
         for j in range(leaves):
             m.d.comb += [
                 self.feeder_cmd[j].valid.eq(feeder_valid[j]),
-                self.feeder_cmd[j].payload.records.eq(out_length),
+                self.feeder_cmd[j].payload.records.eq(feeder_length),
                 self.feeder_cmd[j].payload.run_log2.eq(feeder_log2),
                 self.feeder_cmd[j].payload.groups.eq(feeder_groups),
             ]
-            with m.If(self.feeder_cmd[j].ready):
-                m.d.sync += feeder_valid[j].eq(0)
         m.d.comb += [
             self.reader_cmd.valid.eq(reader_valid),
-            self.reader_cmd.payload.target.eq(out_leaf),
-            self.reader_cmd.payload.addr.eq(out_addr),
-            self.reader_cmd.payload.bytes.eq(out_length << record_bits),
+            self.reader_cmd.payload.target.eq(reader_head.target),
+            self.reader_cmd.payload.addr.eq(reader_head.addr),
+            self.reader_cmd.payload.bytes.eq(reader_head.length << record_bits),
         ]
-        with m.If(self.reader_cmd.ready):
-            m.d.sync += reader_valid.eq(0)
+        # A head is free this cycle when it is empty or its command is being taken.
+        feeder_free = Signal()
+        reader_free = Signal()
+        m.d.comb += [
+            feeder_free.eq(~(feeder_valid & ~Cat(self.feeder_cmd[j].ready
+                                                 for j in range(leaves))).any()),
+            reader_free.eq(~reader_valid | self.reader_cmd.ready),
+        ]
 
         stage_layout = data.StructLayout({
             "valid": 1,
@@ -175,15 +187,11 @@ class TreeController(wiring.Component):
         injecting = Signal()                   # leaves still to enter the pipeline
         leaf_in = Signal(range(leaves))
         advance = Signal()
-        pending = Signal()                     # the output stage has a command not yet taken
-        m.d.comb += [
-            pending.eq(feeder_valid.any() | reader_valid | writer_valid | packer_valid),
-            advance.eq(~pending),
-        ]
-        # The last leaf's commands are taken this cycle: the pipeline is empty after it.
-        taken = Cat(self.feeder_cmd[j].ready | ~feeder_valid[j] for j in range(leaves)).all() \
-            & (self.reader_cmd.ready | ~reader_valid)
-        issued = ~injecting & ~s1.valid & ~s2.valid & ~s3.valid & taken
+        m.d.comb += advance.eq(~feeder_next.valid & ~reader_next.valid & ~writer_valid &
+                               ~packer_valid)
+        # The last leaf's commands leave the queues this cycle: the pipeline is empty after it.
+        issued = ~injecting & ~s1.valid & ~s2.valid & ~s3.valid & \
+            ~feeder_next.valid & ~reader_next.valid & feeder_free & reader_free
 
         # Step 1: the leaf's span. Phase 1: active leaves are spread, every (l / a)-th one, and
         # active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions). Phase 2: leaf j
@@ -234,16 +242,40 @@ class TreeController(wiring.Component):
                 s3.nonzero.eq(s2.nonzero & (s2.first < limit_of(s2))),
             ]
 
-            # Step 4, the output stage: the length and the byte address.
-            with m.If(s3.valid):
-                m.d.sync += [
-                    out_leaf.eq(s3.leaf),
-                    out_length.eq(Mux(s3.nonzero, s3.end - s3.first, 0)),
-                    out_addr.eq(source_of(s3) + (s3.first << record_bits)),
-                    reader_valid.eq(s3.nonzero),
-                ]
-                for j in range(leaves):
-                    m.d.sync += feeder_valid[j].eq(s3.leaf == j)
+        # Step 4, into the queues: the length and the byte address.
+        push = advance & s3.valid
+        length = Signal(COUNT_BITS)
+        addr = Signal(64)
+        m.d.comb += [
+            length.eq(Mux(s3.nonzero, s3.end - s3.first, 0)),
+            addr.eq(source_of(s3) + (s3.first << record_bits)),
+        ]
+        with m.If(feeder_free):
+            with m.If(feeder_next.valid):
+                m.d.sync += [feeder_valid.eq(1 << feeder_next.leaf),
+                             feeder_length.eq(feeder_next.length), feeder_next.valid.eq(0)]
+            with m.Elif(push):
+                m.d.sync += [feeder_valid.eq(1 << s3.leaf), feeder_length.eq(length)]
+            with m.Else():
+                m.d.sync += feeder_valid.eq(0)
+        with m.Elif(push):
+            m.d.sync += [feeder_next.valid.eq(1), feeder_next.leaf.eq(s3.leaf),
+                         feeder_next.length.eq(length)]
+        push_read = push & s3.nonzero
+        with m.If(reader_free):
+            with m.If(reader_next.valid):
+                m.d.sync += [reader_valid.eq(1), reader_head.target.eq(reader_next.target),
+                             reader_head.addr.eq(reader_next.addr),
+                             reader_head.length.eq(reader_next.length),
+                             reader_next.valid.eq(0)]
+            with m.Elif(push_read):
+                m.d.sync += [reader_valid.eq(1), reader_head.target.eq(s3.leaf),
+                             reader_head.addr.eq(addr), reader_head.length.eq(length)]
+            with m.Else():
+                m.d.sync += reader_valid.eq(0)
+        with m.Elif(push_read):
+            m.d.sync += [reader_next.valid.eq(1), reader_next.target.eq(s3.leaf),
+                         reader_next.addr.eq(addr), reader_next.length.eq(length)]
 
         # The pass's sizes, one step each: how many leaves are active (the smallest power of
         # two leaving <= F runs on the last pass: ceil(R / F) - 1 = (R - 1) // F, and R - 1
