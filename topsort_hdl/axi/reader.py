@@ -57,7 +57,9 @@ class AxiReadEngine(wiring.Component):
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
     a new command once every beat of its previous region has arrived; a zero-length region
-    produces no beat.
+    produces no beat. Commands are decoded in two registered steps and bursts are chosen from
+    registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
+    one cycle; a leaf's first burst leaves about five cycles after its command.
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
@@ -133,33 +135,55 @@ class AxiReadEngine(wiring.Component):
         end = Array(Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves))
         committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
                      for i in range(leaves)]         # buffer entries taken or promised
-        burst_len = Array(Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
-                          for i in range(leaves))
+        burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
+                     for i in range(leaves)]
         request = Signal(leaves)
+        issue = Signal()
+        chosen = Signal(range(max(2, leaves)))
+        grant = Signal(leaves)               # one-hot: the leaf chosen, if it issues
 
         # Each leaf's next burst runs to the burst boundary (the short one while ``short``)
-        # or to the region's end.
+        # or to the region's end. Its length is registered, and whether the leaf's buffer has
+        # room for it is registered from that: the issue step reads only flip-flops. Room a
+        # cycle old is safe (a leaf's buffer only drains meanwhile); the length is two cycles
+        # behind a leaf's address and count, so a leaf that has just issued or taken a command
+        # sits out two cycles (the others may go).
         short_bits = exact_log2(self.short_burst_beats)
+        settling = Signal(leaves)
+        loading = Signal(leaves)             # a leaf takes a command this cycle
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
                 Mux(self.short, self.short_burst_beats - next_beat[i][:short_bits],
                     self.burst_beats - next_beat[i][:burst_bits]))
-            m.d.comb += [
-                burst_len[i].eq(Mux(to_issue[i] < to_boundary, to_issue[i], to_boundary)),
-                request[i].eq((to_issue[i] != 0) &
+            # to_issue < to_boundary: only its low bits can be, the rest must be zero.
+            low = to_issue[i][:burst_bits + 1]
+            within = (to_issue[i][burst_bits + 1:] == 0) & (low < to_boundary)
+            m.d.sync += [
+                burst_len[i].eq(Mux(within, low, to_boundary)),
+                request[i].eq((to_issue[i] != 0) & ~settling[i] &
                               (committed[i] + burst_len[i] <= self.buffer_beats)),
+                settling[i].eq(loading[i]),
             ]
+            with m.If(grant[i]):
+                m.d.sync += [
+                    request[i].eq(0),
+                    settling[i].eq(1),
+                    next_beat[i].eq(next_beat[i] + burst_len[i]),
+                    to_issue[i].eq(to_issue[i] - burst_len[i]),
+                ]
 
         # Round robin: the lowest requesting leaf above the last one served, else the lowest.
         last_served = Signal(range(max(2, leaves)))
         above = Signal(leaves)
         m.d.comb += above.eq(request & Cat(last_served < i for i in range(leaves)))
         pick_above, pick_any = lowest_set(m, above, leaves), lowest_set(m, request, leaves)
-        chosen = Mux(above.any(), pick_above, pick_any)
+        m.d.comb += chosen.eq(Mux(above.any(), pick_above, pick_any))
+        # The same choice one-hot, for the leaves' own updates (no index decode on the way).
+        picked = Mux(above.any(), above, request)
+        m.d.comb += grant.eq(Cat(issue & picked[i] & ~picked[:i].any() for i in range(leaves)))
 
         outstanding = Signal(range(self.max_outstanding + 1))
-        issue = Signal()
         m.d.comb += issue.eq(request.any() & (~axi.arvalid | axi.arready) &
                              (outstanding < self.max_outstanding))
         with m.If(axi.arready):
@@ -168,11 +192,9 @@ class AxiReadEngine(wiring.Component):
             m.d.sync += [
                 axi.arvalid.eq(1),
                 axi.araddr.eq(Cat(C(0, lane_bits), next_beat[chosen])),
-                axi.arlen.eq(burst_len[chosen] - 1),
+                axi.arlen.eq(Array(burst_len)[chosen] - 1),
                 axi.arid.eq(chosen),
                 last_served.eq(chosen),
-                next_beat[chosen].eq(next_beat[chosen] + burst_len[chosen]),
-                to_issue[chosen].eq(to_issue[chosen] - burst_len[chosen]),
             ]
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
@@ -182,37 +204,105 @@ class AxiReadEngine(wiring.Component):
         burst_done = axi.rvalid & axi.rlast
         m.d.sync += outstanding.eq(outstanding + issue - burst_done)
 
-        # Commands: a leaf takes one once its previous region has fully arrived.
+        # Commands are decoded in two registered steps before they reach a leaf's bookkeeping:
+        # the sums first (the region's beats, from its length and its offset into the first
+        # beat; the low part of its end, for the wrap check), then what they mean (a region
+        # that wraps the address space, a leaf that does not exist). Nothing from the command
+        # input reaches AR or the leaf registers in the cycle it arrives. A leaf takes its
+        # command once every beat of its previous region has arrived (``returning`` low).
         cmd = self.cmd.payload
-        target = cmd.target
-        region_end = Signal(p.addr_width + 1)       # one past the last byte
-        last_byte = Signal(p.addr_width)
-        m.d.comb += [region_end.eq(cmd.addr + cmd.bytes), last_byte.eq(region_end - 1)]
-        known_leaf = target < leaves
-        leaf_idle = (to_issue[target] == 0) & (to_return[target] == 0)
-        m.d.comb += self.cmd.ready.eq(~known_leaf | leaf_idle)
-        bad_command = ~known_leaf | region_end[-1] & (region_end[:-1] != 0)
+        length_bits = self.length_bits
+        low_bits = min(length_bits, p.addr_width)      # the address bits a length can carry
+        returning = Signal(leaves)
+        sums = Signal(data.StructLayout({
+            "valid": 1,
+            "target": len(cmd.target),
+            "known": 1,
+            "nonzero": 1,
+            "next_beat": p.addr_width - lane_bits,
+            "beats": region_beats,
+            "begin": range(lanes),
+            "end": range(1, lanes + 1),
+            "top": 1,                  # the address is in the top 2**length_bits bytes
+            "low_end": low_bits + 1,   # the low address bits plus the length
+        }))
+        decoded = Signal(data.StructLayout({
+            "valid": 1,
+            "target": len(cmd.target),
+            "known": 1,
+            "bad": 1,
+            "load": 1,
+            "next_beat": p.addr_width - lane_bits,
+            "beats": region_beats,
+            "begin": range(lanes),
+            "end": range(1, lanes + 1),
+        }))
+        decoded_leaves = Signal()
+        sums_move = Signal()
+        m.d.comb += [
+            decoded_leaves.eq(decoded.valid & (~decoded.known |
+                                               ~returning.bit_select(decoded.target, 1))),
+            sums_move.eq(sums.valid & (~decoded.valid | decoded_leaves)),
+            self.cmd.ready.eq(~sums.valid | sums_move),
+        ]
+        offset = cmd.addr[:lane_bits]
+        with m.If(sums_move):
+            m.d.sync += sums.valid.eq(0)
         with m.If(self.cmd.valid & self.cmd.ready):
-            with m.If(bad_command):
+            m.d.sync += [
+                sums.valid.eq(1),
+                sums.target.eq(cmd.target),
+                sums.known.eq(cmd.target < leaves),
+                sums.nonzero.eq(cmd.bytes != 0),
+                sums.next_beat.eq(cmd.addr[lane_bits:]),
+                # ceil((addr + bytes) / lanes) - floor(addr / lanes): only the offset counts.
+                sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
+                sums.begin.eq(offset),
+                sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
+                sums.top.eq(cmd.addr[low_bits:].all()),
+                sums.low_end.eq(cmd.addr[:low_bits] + cmd.bytes),
+            ]
+        # The region wraps when its end is past 2**addr_width: only possible from the top.
+        wraps = sums.top & sums.low_end[low_bits] & (sums.low_end[:low_bits] != 0)
+        with m.If(decoded_leaves):
+            m.d.sync += decoded.valid.eq(0)
+        with m.If(sums_move):
+            m.d.sync += [
+                decoded.valid.eq(1),
+                decoded.target.eq(sums.target),
+                decoded.known.eq(sums.known),
+                decoded.bad.eq(~sums.known | wraps),
+                decoded.load.eq(sums.known & ~wraps & sums.nonzero),
+                decoded.next_beat.eq(sums.next_beat),
+                decoded.beats.eq(sums.beats),
+                decoded.begin.eq(sums.begin),
+                decoded.end.eq(sums.end),
+            ]
+        target = decoded.target
+        m.d.comb += loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0))
+        with m.If(decoded_leaves):
+            with m.If(decoded.bad):
                 m.d.sync += self.error.eq(1)
-            with m.Elif(cmd.bytes != 0):
-                beats = (last_byte[lane_bits:] - cmd.addr[lane_bits:]) + 1
+            with m.Elif(decoded.load):
                 m.d.sync += [
-                    next_beat[target].eq(cmd.addr[lane_bits:]),
-                    to_issue[target].eq(beats),
-                    to_return[target].eq(beats),
+                    next_beat[target].eq(decoded.next_beat),
+                    to_issue[target].eq(decoded.beats),
+                    to_return[target].eq(decoded.beats),
                     first[target].eq(1),
-                    begin[target].eq(cmd.addr[:lane_bits]),
-                    end[target].eq(last_byte[:lane_bits] + 1),
+                    begin[target].eq(decoded.begin),
+                    end[target].eq(decoded.end),
+                    returning.bit_select(target, 1).eq(1),
                 ]
 
         # Returning beats go to the buffer of the leaf named by RID.
         rid = axi.rid[:max(1, ceil_log2(leaves))]
-        beat_ok = (rid < leaves) & (to_return[rid] != 0)
+        beat_ok = (rid < leaves) & returning.bit_select(rid, 1)
         with m.If(axi.rvalid & (~beat_ok | (axi.rresp != RESP_OKAY))):
             m.d.sync += self.error.eq(1)
         with m.If(axi.rvalid & beat_ok):
             m.d.sync += [first[rid].eq(0), to_return[rid].eq(to_return[rid] - 1)]
+            with m.If(to_return[rid] == 1):
+                m.d.sync += returning.bit_select(rid, 1).eq(0)
 
         for i in range(leaves):
             buffer = fifo.SyncFIFOBuffered(width=self.beat_layout.size, depth=self.buffer_beats)
@@ -235,10 +325,11 @@ class AxiReadEngine(wiring.Component):
                 buffer.r_en.eq(self.leaf[i].ready),
             ]
             taken = self.leaf[i].valid & self.leaf[i].ready
-            issued = Mux(issue & (chosen == i), burst_len[i], 0)
+            issued = Mux(grant[i], burst_len[i], 0)
             m.d.sync += committed[i].eq(committed[i] + issued - taken)
 
         busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \
             Cat(to_return[i] != 0 for i in range(leaves)).any()
-        m.d.comb += self.idle.eq(~busy & ~axi.arvalid & (outstanding == 0))
+        m.d.comb += self.idle.eq(~busy & ~sums.valid & ~decoded.valid & ~axi.arvalid &
+                                 (outstanding == 0))
         return m

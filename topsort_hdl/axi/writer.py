@@ -186,11 +186,18 @@ class AxiWriteEngine(wiring.Component):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
             m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
                                        else 1)
-            length = Signal(range(self.burst_beats + 1), name=f"length{j}")
+            ready_beats = Signal(range(self.burst_beats + 1), name=f"ready_beats{j}")
             with m.If(unsent >= to_boundary):
-                m.d.comb += length.eq(to_boundary)
+                m.d.comb += ready_beats.eq(to_boundary)
             with m.Elif(~taking):   # the job's data has all arrived: flush what is left
-                m.d.comb += length.eq(unsent)
+                m.d.comb += ready_beats.eq(unsent)
+            # The next burst is decided a cycle ahead, so that the issue step reads only
+            # flip-flops. A cycle-old decision is the one the current state would take, or
+            # a burst a cycle early: unsent only grows until a burst is issued (which forces
+            # the next decision to wait a cycle), and a flush is decided only once the job's
+            # data has stopped arriving. Bursts are the same; they may leave a cycle later.
+            length = Signal(range(self.burst_beats + 1), name=f"length{j}")
+            m.d.sync += length.eq(ready_beats)
 
             bursts = fifo.SyncFIFO(width=burst_bits + 1, depth=self.max_outstanding)
             m.submodules[f"bursts{j}"] = bursts
@@ -202,6 +209,7 @@ class AxiWriteEngine(wiring.Component):
                 m.d.sync += axi.awvalid.eq(0)
             with m.If(issue):
                 m.d.sync += [
+                    length.eq(0),
                     axi.awvalid.eq(1),
                     axi.awaddr.eq(Cat(C(0, lane_bits), address)),
                     axi.awlen.eq(length - 1),

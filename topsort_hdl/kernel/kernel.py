@@ -13,7 +13,7 @@ from amaranth.hdl import (
     Signal,
 )
 from amaranth.hdl._ir import PortDirection
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -287,7 +287,20 @@ class TopSortKernel(wiring.Component):
                 m.d.comb += buf_a.eq(region)
             with m.If(pair_b == i):
                 m.d.comb += buf_b.eq(region)
-        overlapping = (buf_a < buf_b + size) & (buf_b < buf_a + size)
+        # Each pair in three registered steps (select, add the size, compare), so that the
+        # half selection, a 64-bit add and a 64-bit compare are never in one cycle.
+        checking = Signal()                 # PAIRS is selecting pairs
+        picked = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64}))
+        summed = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64, "a_end": 65,
+                                           "b_end": 65}))
+        m.d.sync += [
+            picked.valid.eq(checking), picked.a.eq(buf_a), picked.b.eq(buf_b),
+            summed.valid.eq(picked.valid), summed.a.eq(picked.a), summed.b.eq(picked.b),
+            summed.a_end.eq(picked.a + size), summed.b_end.eq(picked.b + size),
+        ]
+        overlapping = summed.valid & (summed.a < summed.b_end) & (summed.b < summed.a_end)
+        with m.If(overlapping):
+            m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
         errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
         write_errors = Cat(w.error for w in writers).any() | writer2.error | \
             Cat(o.b for o in overruns).any()
@@ -318,14 +331,16 @@ class TopSortKernel(wiring.Component):
                     m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
                 m.next = "PAIRS"
             with m.State("PAIRS"):
-                with m.If(overlapping):
-                    m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
+                m.d.comb += checking.eq(1)
                 with m.If(pair_b == len(regions) - 1):
                     m.d.sync += [pair_a.eq(pair_a + 1), pair_b.eq(pair_a + 2)]
                     with m.If(pair_a == len(regions) - 2):
-                        m.next = "CHECKED"
+                        m.next = "DRAIN"
                 with m.Else():
                     m.d.sync += pair_b.eq(pair_b + 1)
+            with m.State("DRAIN"):
+                with m.If(~picked.valid & ~summed.valid):   # the last pair is compared
+                    m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):
                     m.next = "DONE"     # bad arguments: no memory traffic at all

@@ -51,12 +51,17 @@ __all__ = ["MEMORY_MODELS", "PassEstimate", "PhaseEstimate", "Estimate", "estima
 MEMORY_MODELS = ("ideal", "peak", "measured")
 
 # Fitted to the RTL (see the module docstring); cycles unless said otherwise.
-PASS_CONTROL = 4            # DECIDE, SIZE, WRITE and the step into WAIT (then one per leaf)
-READ_LATENCY = 4            # AR to first beat through the read engine and the leaf feeder
+# The controller and the engines register their commands and burst decisions (so that no
+# control path is critical): a pass pays the controller's steps DECIDE, ACTIVE, SIZE, SIZE2,
+# SIZE3, the leaf pipeline's fill (4) and the step into WAIT, then one cycle per leaf; a
+# command reaches AR four cycles later than when it was decoded combinationally (two decode
+# steps, the registered burst length and room); a write burst is decided a cycle ahead.
+PASS_CONTROL = 10           # the controller's per-pass steps (then one per leaf)
+READ_LATENCY = 8            # command to first beat through the read engine and leaf feeder
 TREE_LATENCY = 8            # extra root latency per tree level
-WRITE_LATENCY = 8           # last word to the write engine's final response, besides the burst
+WRITE_LATENCY = 9           # last word to the write engine's final response, besides the burst
 PHASE1_START = 2            # ap_start handling to the first pass
-PHASE2_START = 4
+PHASE2_START = 8            # start2 to the first leaf command (the leaf pipeline's fill)
 PHASE2_BALANCE = 0.95       # phase 2's merge rate with random keys, of r*p (measured on small)
 
 
