@@ -18,15 +18,37 @@ def lane_bounds(width, lanes):
     return bounds
 
 
-def _check_lanes(width, depth, lanes):
-    check_at_least("width", width, 1)
-    check_at_least("depth", depth, 2)
-    check_at_least("lanes", lanes, 1)
-    if lanes > width:
-        raise ValueError(f"lanes must be at most width ({width}), not {lanes}")
+class _Lanes(wiring.Component):
+    """What the lane queues share: parameters, the write side, one FIFO per lane."""
+
+    def __init__(self, width, depth, lanes, read_members):
+        check_at_least("width", width, 1)
+        check_at_least("depth", depth, 2)
+        check_at_least("lanes", lanes, 1)
+        if lanes > width:
+            raise ValueError(f"lanes must be at most width ({width}), not {lanes}")
+        self._width = width
+        self._depth = depth
+        self._lanes = lanes
+        super().__init__({"w_data": In(width), "w_en": In(1), "w_rdy": Out(1),
+                          **read_members})
+
+    @property
+    def depth(self):
+        return self._depth
+
+    def _lane_fifos(self, m):
+        """Yield ``(lane, start, end, fifo)``, each FIFO written with its lane's bits."""
+        for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
+            queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
+            m.submodules[f"lane{lane}"] = queue
+            m.d.comb += [queue.w_data.eq(self.w_data[start:end]), queue.w_en.eq(self.w_en)]
+            if lane == 0:
+                m.d.comb += self.w_rdy.eq(queue.w_rdy)
+            yield lane, start, end, queue
 
 
-class LaneFIFO(wiring.Component):
+class LaneFIFO(_Lanes):
     """A buffered synchronous FIFO of ``width`` bits made of ``lanes`` narrower ones.
 
     Every lane is a :class:`amaranth.lib.fifo.SyncFIFOBuffered` with its own pointers and
@@ -56,36 +78,19 @@ class LaneFIFO(wiring.Component):
     """
 
     def __init__(self, *, width, depth, lanes):
-        _check_lanes(width, depth, lanes)
-        self._width = width
-        self._depth = depth
-        self._lanes = lanes
-        super().__init__({
-            "w_data": In(width), "w_en": In(1), "w_rdy": Out(1),
-            "r_data": Out(width), "r_en": In(1), "r_rdy": Out(1),
-        })
-
-    @property
-    def depth(self):
-        return self._depth
+        super().__init__(width, depth, lanes, {"r_data": Out(width), "r_en": In(1),
+                                               "r_rdy": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
-            queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
-            m.submodules[f"lane{lane}"] = queue
-            m.d.comb += [
-                queue.w_data.eq(self.w_data[start:end]),
-                queue.w_en.eq(self.w_en),
-                queue.r_en.eq(self.r_en),
-                self.r_data[start:end].eq(queue.r_data),
-            ]
+        for lane, start, end, queue in self._lane_fifos(m):
+            m.d.comb += [queue.r_en.eq(self.r_en), self.r_data[start:end].eq(queue.r_data)]
             if lane == 0:
-                m.d.comb += [self.w_rdy.eq(queue.w_rdy), self.r_rdy.eq(queue.r_rdy)]
+                m.d.comb += self.r_rdy.eq(queue.r_rdy)
         return m
 
 
-class LaneQueue(wiring.Component):
+class LaneQueue(_Lanes):
     """A :class:`LaneFIFO` with a head register: its first two entries are registers.
 
     ``head`` is the oldest entry, ``next`` the one behind it (the FIFO's output register), so
@@ -115,22 +120,13 @@ class LaneQueue(wiring.Component):
     """
 
     def __init__(self, *, width, depth, lanes):
-        _check_lanes(width, depth, lanes)
-        self._width = width
-        self._depth = depth
-        self._lanes = lanes
-        super().__init__({
-            "w_data": In(width), "w_en": In(1), "w_rdy": Out(1),
-            "head": Out(width), "head_valid": Out(1),
-            "next": Out(width), "next_valid": Out(1),
-            "pop": In(1), "popped": Out(lanes),
-        })
+        super().__init__(width, depth, lanes, {
+            "head": Out(width), "head_valid": Out(1), "next": Out(width),
+            "next_valid": Out(1), "pop": In(1), "popped": Out(lanes)})
 
     def elaborate(self, platform):
         m = Module()
-        for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
-            queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
-            m.submodules[f"lane{lane}"] = queue
+        for lane, start, end, queue in self._lane_fifos(m):
             loaded = Signal(name=f"loaded{lane}")
             # The head moves when it is popped or empty. `pop & loaded` equals `pop` (a pop
             # needs a loaded head), but depends on this lane's register: synthesis cannot
@@ -138,8 +134,6 @@ class LaneQueue(wiring.Component):
             popped = self.pop & loaded
             moves = popped | ~loaded
             m.d.comb += [
-                queue.w_data.eq(self.w_data[start:end]),
-                queue.w_en.eq(self.w_en),
                 queue.r_en.eq(moves),
                 self.next[start:end].eq(queue.r_data),
                 self.popped[lane].eq(popped),
@@ -147,6 +141,5 @@ class LaneQueue(wiring.Component):
             with m.If(moves):
                 m.d.sync += [self.head[start:end].eq(queue.r_data), loaded.eq(queue.r_rdy)]
             if lane == 0:
-                m.d.comb += [self.w_rdy.eq(queue.w_rdy), self.next_valid.eq(queue.r_rdy),
-                             self.head_valid.eq(loaded)]
+                m.d.comb += [self.next_valid.eq(queue.r_rdy), self.head_valid.eq(loaded)]
         return m
