@@ -30,9 +30,9 @@ from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
 TREE = int(os.environ.get("TOPSORT_PROFILE_TREE", "0"))
 PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
-# TreeController's FSM states, numbered by Amaranth in order of first mention (a reused
-# tree's controller mentions PHASE2 third).
-LEAVES, WAIT = (5, 6) if TREE in CONFIG.reused_trees else (4, 5)
+# TreeController's FSM states, numbered by Amaranth in order of first mention: IDLE, DECIDE,
+# ACTIVE, SIZE, SIZE2, SIZE3, LEAVES, WAIT (a reused tree's controller mentions PHASE2 third).
+LEAVES, WAIT = (7, 8) if TREE in CONFIG.reused_trees else (6, 7)
 
 
 def _high(signal):
