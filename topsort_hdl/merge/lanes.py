@@ -94,9 +94,10 @@ class LaneQueue(_Lanes):
     """A :class:`LaneFIFO` with a head register: its first two entries are registers.
 
     ``head`` is the oldest entry, ``next`` the one behind it (the FIFO's output register), so
-    a consumer can look one entry ahead. Each lane has its own copy of the head's state, and
-    ``popped[i]`` is lane ``i``'s copy of ``pop``: a consumer that loads lane ``i``'s bits of
-    the head with ``popped[i]`` keeps that enable local to the lane as well.
+    a consumer can look one entry ahead. Every lane has its own copy of the head's state and
+    its own pop input: a consumer that drives each lane's pop from a register of that lane
+    (and loads lane ``i``'s bits of the head with the same register) keeps every enable local
+    to one lane, so no control net fans out to the whole width.
 
     Parameters
     ----------
@@ -110,36 +111,31 @@ class LaneQueue(_Lanes):
     w_rdy : Out(1)
         Write side, as for a FIFO.
     head : Out(width)
-    head_valid : Out(1)
+    head_valid : Out(lanes)
+        Per lane: the head is loaded (the lanes always agree).
     next : Out(width)
-    next_valid : Out(1)
-    pop : In(1)
-        Remove ``head`` (only while ``head_valid``).
-    popped : Out(lanes)
-        Per lane: ``pop``, as a signal of that lane's own.
+    next_valid : Out(lanes)
+        Per lane: an entry waits behind the head.
+    pop : In(lanes)
+        Per lane: remove ``head`` (only while ``head_valid``; the lanes must agree).
     """
 
     def __init__(self, *, width, depth, lanes):
         super().__init__(width, depth, lanes, {
-            "head": Out(width), "head_valid": Out(1), "next": Out(width),
-            "next_valid": Out(1), "pop": In(1), "popped": Out(lanes)})
+            "head": Out(width), "head_valid": Out(lanes), "next": Out(width),
+            "next_valid": Out(lanes), "pop": In(lanes)})
 
     def elaborate(self, platform):
         m = Module()
         for lane, start, end, queue in self._lane_fifos(m):
             loaded = Signal(name=f"loaded{lane}")
-            # The head moves when it is popped or empty. `pop & loaded` equals `pop` (a pop
-            # needs a loaded head), but depends on this lane's register: synthesis cannot
-            # merge the lanes' copies into one net that fans out to the whole width.
-            popped = self.pop & loaded
-            moves = popped | ~loaded
+            moves = self.pop[lane] | ~loaded  # the head moves when it is popped or empty
             m.d.comb += [
                 queue.r_en.eq(moves),
                 self.next[start:end].eq(queue.r_data),
-                self.popped[lane].eq(popped),
+                self.next_valid[lane].eq(queue.r_rdy),
+                self.head_valid[lane].eq(loaded),
             ]
             with m.If(moves):
                 m.d.sync += [self.head[start:end].eq(queue.r_data), loaded.eq(queue.r_rdy)]
-            if lane == 0:
-                m.d.comb += [self.next_valid.eq(queue.r_rdy), self.head_valid.eq(loaded)]
         return m

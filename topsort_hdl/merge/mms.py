@@ -13,6 +13,7 @@ from ..records import (
     check_range,
 )
 from .bitonic import BitonicMergeNetwork
+from .credit import CreditCounter
 from .lanes import LaneFIFO
 from .selector import RunSelector
 
@@ -157,31 +158,29 @@ class MmsMergeUnit(wiring.Component):
         chosen, pick_a, first = selector.chosen, selector.pick_a, selector.first
 
         flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
-        # RA holds the bundle taken more recently than RB's: one copy per record lane, as the
-        # selector's pop enables (each steers only its own lane's part of X).
+        # RA holds the bundle taken more recently than RB's: one copy per record lane, loaded
+        # with that lane's pops (each steers only its own lane's part of X).
         a_newer_lanes = [Signal(name=f"a_newer_{i}") for i in range(e)]
         a_newer = a_newer_lanes[0]
-        occupancy = Signal(range(self._output_depth + 1))  # bundles in flight or in the FIFO
-        room = Signal(init=1)  # occupancy < output_depth, kept as a register of its own
-        # The first step of a run emits nothing unless it carries the previous flush.
-        take = selector.valid & (room | (first & ~flush_pending))
-        flush_alone = flush_pending & ~selector.valid & room
+        for i, copy in enumerate(a_newer_lanes):
+            with m.If(selector.a_popped[i] | selector.b_popped[i]):
+                m.d.sync += copy.eq(selector.a_popped[i])
+        # Bundles in flight or in the output FIFO; the selector decides a cycle ahead, so it
+        # is granted a take only if the FIFO has room whatever leaves this cycle.
+        m.submodules.credit = credit = CreditCounter(self._output_depth)
+        take = selector.take
+        flush_alone = flush_pending & ~selector.valid & credit.room
         emits = (take & (~first | flush_pending)) | flush_alone
-        m.d.comb += selector.take.eq(take)
-        with m.If(take):
-            m.d.sync += [copy.eq(pick_a) for copy in a_newer_lanes]
-            with m.If(selector.completes):
-                m.d.sync += flush_pending.eq(1)
-            with m.Elif(first):
-                m.d.sync += flush_pending.eq(0)
-        with m.If(flush_alone):
-            m.d.sync += flush_pending.eq(0)
-        leaves = self.o.valid & self.o.ready
-        m.d.sync += occupancy.eq(occupancy + emits - leaves)
-        with m.If(emits & ~leaves):
-            m.d.sync += room.eq(occupancy < self._output_depth - 1)
-        with m.Elif(~emits & leaves):
-            m.d.sync += room.eq(1)
+        flush_pending_next = Mux(take, selector.completes | ~first & flush_pending,
+                                 flush_pending & ~flush_alone)
+        m.d.sync += flush_pending.eq(flush_pending_next)
+        m.d.comb += [
+            credit.add.eq(emits),
+            credit.sub.eq(self.o.valid & self.o.ready),
+            # The first step of a run emits nothing unless it carries the previous flush.
+            selector.accept_next.eq(credit.room_next
+                                    | selector.first_next & ~flush_pending_next),
+        ]
 
         # RA and RB: the last bundle taken from each side, record by record from the selector's
         # head registers with that lane's pop enable. At a run start a register is emptied:

@@ -1,13 +1,17 @@
 """The rate-1 merge unit: the selector alone, no merge network."""
 
-from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Module, Signal
+from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, RecordLayout, check_at_least
+from .credit import CreditCounter
 from .selector import RunSelector
 
 __all__ = ["SelectMergeUnit"]
+
+# Output FIFO entries: the records in flight between a take and their leaving at full rate.
+OUTPUT_DEPTH = 4
 
 
 class SelectMergeUnit(wiring.Component):
@@ -58,14 +62,22 @@ class SelectMergeUnit(wiring.Component):
         m.submodules.selector = selector = RunSelector(self._bundle, self._input_depth)
         wiring.connect(m, wiring.flipped(self.a), selector.a)
         wiring.connect(m, wiring.flipped(self.b), selector.b)
-        take = selector.valid & (~self.o.valid | self.o.ready)
-        m.d.comb += selector.take.eq(take)
-        with m.If(self.o.ready):
-            m.d.sync += self.o.valid.eq(0)
-        with m.If(take):
-            m.d.sync += [
-                self.o.payload.records.eq(selector.chosen.records),
-                self.o.payload.last.eq(selector.completes),
-                self.o.valid.eq(1),
-            ]
+        # The selector decides a cycle ahead, so the output is a small FIFO with credit
+        # counting: a take is granted only if the FIFO has room whatever leaves this cycle.
+        m.submodules.credit = credit = CreditCounter(OUTPUT_DEPTH)
+        m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(width=self._bundle.size,
+                                                             depth=OUTPUT_DEPTH)
+        result = Signal(self._bundle)
+        m.d.comb += [
+            result.records.eq(selector.chosen.records),
+            result.last.eq(selector.completes),
+            o_fifo.w_data.eq(result),
+            o_fifo.w_en.eq(selector.take),
+            self.o.payload.eq(o_fifo.r_data),
+            self.o.valid.eq(o_fifo.r_rdy),
+            o_fifo.r_en.eq(self.o.ready),
+            credit.add.eq(selector.take),
+            credit.sub.eq(self.o.valid & self.o.ready),
+            selector.accept_next.eq(credit.room_next),
+        ]
         return m
