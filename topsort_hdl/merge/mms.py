@@ -47,7 +47,7 @@ def tagged_order(element):
 
 
 class MmsMergeUnit(wiring.Component):
-    """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, DESIGN-BRIEF 2).
+    """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, the paper's Fig. 3).
 
     A selector takes, each cycle, the head bundle whose smallest key is smaller (ties
     alternate sides). The bundle goes into register RA or RB and down a delay line. BML, a
@@ -141,9 +141,9 @@ class MmsMergeUnit(wiring.Component):
 
     @property
     def comparators(self):
-        """Record comparators: BML, BMS and the selector's three (the two heads, and each head
-        against the bundle waiting behind the other)."""
-        return self._bml.comparators + self._bms.comparators + 3
+        """Key comparators: BML, BMS and the selector's six (both orders of the two heads, and
+        of each head against the bundle waiting behind the other)."""
+        return self._bml.comparators + self._bms.comparators + 6
 
     def elaborate(self, platform):
         m = Module()

@@ -1,4 +1,4 @@
-"""Bundle-level model of the MMS merge unit (DESIGN-BRIEF section 2).
+"""Bundle-level model of the MMS merge unit (the paper's MMS).
 
 The model follows the hardware's mechanism: a selector on the smallest keys of the two head
 bundles (ties alternate sides), registers RA/RB holding the last bundle taken from each side,
