@@ -39,7 +39,7 @@ class _Queue(Elaboratable):
         self.depth = capacity - 1 if buffered else capacity     # entries in the memory
         self.w_data = Signal(width)
         self.w_en = Signal()
-        self.w_rdy = Signal(init=1)
+        self.w_rdy = Signal()
         self.r_data = Signal(width)
         self.r_en = Signal()
         self.r_rdy = Signal()
@@ -54,6 +54,8 @@ class _Queue(Elaboratable):
         consume = Signal(range(depth))
         count = Signal(range(depth + 1))           # entries in the memory
         stored = Signal()                          # count != 0
+        full = Signal()                            # count == depth: w_rdy is its complement
+        m.d.comb += self.w_rdy.eq(~full)
 
         def incr(pointer):
             return Mux(pointer == depth - 1, 0, pointer + 1)
@@ -82,7 +84,7 @@ class _Queue(Elaboratable):
         # (a write and a read together leave both flags as they are: set)
         m.d.sync += [
             stored.eq(write | stored & ~(load & (count == 1))),
-            self.w_rdy.eq(load | self.w_rdy & ~(write & (count == depth - 1))),
+            full.eq(~load & (full | write & (count == depth - 1))),
         ]
         return m
 
@@ -231,7 +233,9 @@ class AxiWriteEngine(wiring.Component):
 
         buffers = [_Queue(width=entry_layout.size, capacity=self.buffer_beats // ports,
                           buffered=True) for _ in range(ports)]
-        w_rdy = Array(b.w_rdy for b in buffers)
+        # (a sum of products, not an Array: Icarus leaves the case statement an Array
+        # becomes at X when the flags it reads never change after time 0)
+        room = Cat(b.w_rdy & (port_sel == j) for j, b in enumerate(buffers)).any()
         entry = Signal(entry_layout)
         m.d.comb += [
             entry.data.eq(self.i.payload),
@@ -239,7 +243,7 @@ class AxiWriteEngine(wiring.Component):
             entry.last_beat.eq(Mux(final, (remaining - 1)[lane_bits:], ports - 1)),
             entry.final.eq(final),
             entry.tail.eq(Mux(final, (remaining - 1)[:lane_bits] + 1, lanes)),
-            self.i.ready.eq(taking & (dropping | w_rdy[port_sel])),
+            self.i.ready.eq(taking & (dropping | room)),
         ]
         took = self.i.valid & self.i.ready
         with m.If(took):
