@@ -1,6 +1,6 @@
 """The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
 
-from amaranth.hdl import Array, C, Cat, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import C, Cat, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -266,17 +266,17 @@ class AxiWriteEngine(wiring.Component):
 
             # Bursts: issued once every beat of the burst is buffered.
             # The current slot's next burst, in beats, is a plain register (burst lengths
-            # derive from it); the other slots' addresses wait in `saved`.
+            # derive from it); the other slots' addresses wait in `saved`, in the order they
+            # come next: a batch's end rotates them (no multiplexer indexed by the slot).
             slots = self.slots
             address = Signal(p.addr_width - lane_bits, name=f"address{j}")
-            saved = Array(Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
-                          for k in range(slots))
-            slot = Signal(range(max(2, slots)), name=f"slot{j}")
+            saved = [Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
+                     for k in range(1, slots)]
             unsent = Signal(range(self.buffer_beats + 1), name=f"unsent{j}")  # not in a burst
             with m.If(self.cmd.valid & self.cmd.ready):
-                m.d.sync += [slot.eq(0), address.eq(cmd.addr[j * slots][lane_bits:])]
+                m.d.sync += address.eq(cmd.addr[j * slots][lane_bits:])
                 for k in range(1, slots):
-                    m.d.sync += saved[k].eq(cmd.addr[j * slots + k][lane_bits:])
+                    m.d.sync += saved[k - 1].eq(cmd.addr[j * slots + k][lane_bits:])
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
             m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
                                        else 1)
@@ -327,14 +327,10 @@ class AxiWriteEngine(wiring.Component):
                     address.eq(address + length),
                 ]
                 if slots > 1:   # a batch is whole bursts: move on when one ends a batch
-                    following = Signal.like(slot, name=f"following{j}")
-                    m.d.comb += following.eq(slot + 1)
                     with m.If(ends_batch):
-                        m.d.sync += [
-                            saved[slot].eq(address + length),
-                            address.eq(saved[following]),
-                            slot.eq(following),
-                        ]
+                        ring = [*saved, address + length]
+                        m.d.sync += [address.eq(ring[0]),
+                                     *(saved[k].eq(ring[k + 1]) for k in range(slots - 1))]
             m.d.comb += [
                 axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
                 axi.awcache.eq(AXI_CACHE_MODIFIABLE),
