@@ -339,6 +339,11 @@ class AxiWriteEngine(wiring.Component):
                 bursts.w_data.eq(queued), bursts.w_en.eq(issue), bursts.r_en.eq(pop),
             ]
             m.d.sync += unsent.eq(unsent + Mux(written, entry.beats, 0) - Mux(issue, length, 0))
+            # unsent != 0 and outstanding != 0 as flip-flops, decided with the counts, for the
+            # job's end (a burst never takes more than was unsent when it was decided)
+            unsent_any = Signal(name=f"unsent_any{j}")
+            outstanding_any = Signal(name=f"outstanding_any{j}")
+            m.d.sync += unsent_any.eq(written | Mux(issue, length != unsent, unsent_any))
 
             # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
             # with the queue's head, which is popped then; the rest of the burst counts down
@@ -381,9 +386,12 @@ class AxiWriteEngine(wiring.Component):
             response = axi.bvalid
             with m.If(response & (axi.bresp != RESP_OKAY)):
                 m.d.sync += self.error.eq(1)
-            m.d.sync += outstanding.eq(outstanding + issue - response)
-            port_idle.append((unsent == 0) & ~axi.awvalid & ~bursts.r_rdy & ~in_burst &
-                             ~buffer.r_rdy & (outstanding == 0))
+            m.d.sync += [
+                outstanding.eq(outstanding + issue - response),
+                outstanding_any.eq(issue | Mux(response, outstanding != 1, outstanding_any)),
+            ]
+            port_idle.append(~unsent_any & ~axi.awvalid & ~bursts.r_rdy & ~in_burst &
+                             ~buffer.r_rdy & ~outstanding_any)
 
         with m.If(running & ~taking & Cat(port_idle).all()):
             m.d.sync += [running.eq(0), self.done.eq(1)]
