@@ -181,7 +181,8 @@ class AxiWriteEngine(wiring.Component):
         entry_layout = data.StructLayout({
             "data": data.ArrayLayout(p.data_width, ports),
             "beats": range(1, ports + 1),    # beats of the entry that carry data
-            "last_beat": range(ports),       # beats - 1
+            # beats - 1 (one port: always 0, and no zero-width field for Verilator to flag)
+            **({"last_beat": range(ports)} if ports > 1 else {}),
             "final": 1,                      # the job's last transfer
             "tail": range(1, lanes + 1),     # bytes of its last beat
         })
@@ -237,10 +238,11 @@ class AxiWriteEngine(wiring.Component):
         # becomes at X when the flags it reads never change after time 0)
         room = Cat(b.w_rdy & (port_sel == j) for j, b in enumerate(buffers)).any()
         entry = Signal(entry_layout)
+        if ports > 1:
+            m.d.comb += entry.last_beat.eq(Mux(final, (remaining - 1)[lane_bits:], ports - 1))
         m.d.comb += [
             entry.data.eq(self.i.payload),
             entry.beats.eq(Mux(final, (remaining + lanes - 1)[lane_bits:], ports)),
-            entry.last_beat.eq(Mux(final, (remaining - 1)[lane_bits:], ports - 1)),
             entry.final.eq(final),
             entry.tail.eq(Mux(final, (remaining - 1)[:lane_bits] + 1, lanes)),
             self.i.ready.eq(taking & (dropping | room)),
@@ -355,7 +357,7 @@ class AxiWriteEngine(wiring.Component):
             last_left = Signal(name=f"last_left{j}")          # left == 1
             first = Signal(burst_layout, name=f"first{j}")
             m.d.comb += [head.eq(buffer.r_data), first.eq(bursts.r_data)]
-            last_of_entry = beat == head.last_beat
+            last_of_entry = beat == head.last_beat if ports > 1 else C(1)
             wlast = Mux(in_burst, last_left, first.single)
             m.d.comb += [
                 axi.wvalid.eq(buffer.r_rdy & (in_burst | bursts.r_rdy)),
