@@ -190,9 +190,10 @@ class ControlRegisters(wiring.Component):
     """The ``s_axi_control`` slave of an ``ap_ctrl_hs`` kernel.
 
     AW and W are each held in a register until both have arrived, then the write is applied
-    (one write in flight: neither is taken again until B is accepted). A read is decoded on
-    the AR handshake straight into RDATA, so a read of ``control`` clears ap_done and ap_ready
-    exactly once, in the cycle the read is accepted. Unused offsets read 0; writes to them
+    (one write in flight: neither is taken again until B is accepted). A read samples its
+    group of 16 words on the AR handshake and RDATA is selected from it in the next cycle, so
+    a read of ``control`` clears ap_done and ap_ready exactly once, in the cycle the read is
+    accepted. Unused offsets read 0; writes to them
     and to read-only registers are accepted and ignored. Responses are always OKAY.
 
     Parameters
@@ -274,6 +275,7 @@ class ControlRegisters(wiring.Component):
         # --- write channel: hold AW and W until both are here, then apply ---
         aw_full = Signal()
         aw_word = Signal(word_bits)
+        aw_control = Signal()     # aw_word is the control word's: decoded as AW is taken
         w_full = Signal()
         w_data = Signal(32)
         w_strb = Signal(4)
@@ -285,19 +287,21 @@ class ControlRegisters(wiring.Component):
             bus.bresp.eq(RESP_OKAY),
         ]
         with m.If(bus.awvalid & bus.awready):
-            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:])]
+            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:]),
+                         aw_control.eq(bus.awaddr[2:] == word(CONTROL))]
         with m.If(bus.wvalid & bus.wready):
             m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
         with m.If(bvalid & bus.bready):
             m.d.sync += bvalid.eq(0)
 
         write_control = Signal()  # a write of 1 to ap_start is being applied
+        m.d.comb += write_control.eq(aw_full & w_full & aw_control & w_strb[0] &
+                                     w_data[AP_START])
         with m.If(aw_full & w_full):
             m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
             with m.Switch(aw_word):
                 with m.Case(word(CONTROL)):
                     with m.If(w_strb[0]):
-                        m.d.comb += write_control.eq(w_data[AP_START])
                         m.d.sync += auto_restart.eq(w_data[AUTO_RESTART])
                 with m.Case(word(GIE)):
                     with m.If(w_strb[0]):
@@ -316,11 +320,15 @@ class ControlRegisters(wiring.Component):
                                 with m.If(w_strb[lane]):
                                     m.d.sync += value[low + lo:low + hi].eq(w_data[lo:hi])
 
-        # --- read channel: decode on the AR handshake, hold RDATA until RREADY ---
+        # --- read channel: on the AR handshake, each group of 16 words is narrowed to the
+        # addressed word's (the control word sampled then, as the clear-on-read happens);
+        # in the next cycle the group is picked into RDATA, held until RREADY. One
+        # multiplexer over every word was 6 LUT levels on u280's map. ---
+        reading = Signal()      # AR taken last cycle: RDATA is being selected
         rvalid = Signal()
         rdata = Signal(32)
         m.d.comb += [
-            bus.arready.eq(~rvalid),
+            bus.arready.eq(~rvalid & ~reading),
             bus.rvalid.eq(rvalid),
             bus.rdata.eq(rdata),
             bus.rresp.eq(RESP_OKAY),
@@ -337,29 +345,36 @@ class ControlRegisters(wiring.Component):
             control[AUTO_RESTART].eq(auto_restart),
             control[INTERRUPT].eq(self.interrupt),
         ]
+        words = {word(CONTROL): control, word(GIE): gie, word(IER): ier, word(ISR): isr,
+                 word(regs.status_offset): self.status}
+        for index, value, low, bits in arg_words:
+            words[index] = value[low:low + bits]
+        for name in regs.counters:
+            counter = self.counters[name]
+            words[word(regs.offset(name))] = counter[:32]
+            words[word(regs.offset(name)) + 1] = counter[32:]
+        group_bits = min(4, word_bits)
+        groups = {}
+        for index, value in words.items():
+            groups.setdefault(index >> group_bits, {})[index & ((1 << group_bits) - 1)] = value
+        picked = {g: Signal(32, name=f"rgroup{g}") for g in groups}
+        r_group = Signal(word_bits - group_bits)
+        ar_word = bus.araddr[2:]
         with m.If(bus.arvalid & bus.arready):
-            m.d.sync += [rvalid.eq(1), rdata.eq(0)]
-            with m.Switch(bus.araddr[2:]):
-                with m.Case(word(CONTROL)):
-                    m.d.comb += read_control.eq(1)
-                    m.d.sync += rdata.eq(control)
-                with m.Case(word(GIE)):
-                    m.d.sync += rdata.eq(gie)
-                with m.Case(word(IER)):
-                    m.d.sync += rdata.eq(ier)
-                with m.Case(word(ISR)):
-                    m.d.sync += rdata.eq(isr)
-                for index, value, low, bits in arg_words:
-                    with m.Case(index):
-                        m.d.sync += rdata.eq(value[low:low + bits])
-                with m.Case(word(regs.status_offset)):
-                    m.d.sync += rdata.eq(self.status)
-                for name in regs.counters:
-                    counter = self.counters[name]
-                    with m.Case(word(regs.offset(name))):
-                        m.d.sync += rdata.eq(counter[:32])
-                    with m.Case(word(regs.offset(name)) + 1):
-                        m.d.sync += rdata.eq(counter[32:])
+            m.d.comb += read_control.eq(ar_word == word(CONTROL))
+            m.d.sync += [reading.eq(1), r_group.eq(ar_word[group_bits:])]
+            for g, members in groups.items():
+                m.d.sync += picked[g].eq(0)
+                with m.Switch(ar_word[:group_bits]):
+                    for offset, value in members.items():
+                        with m.Case(offset):
+                            m.d.sync += picked[g].eq(value)
+        with m.If(reading):
+            m.d.sync += [reading.eq(0), rvalid.eq(1), rdata.eq(0)]
+            with m.Switch(r_group):
+                for g in groups:
+                    with m.Case(g):
+                        m.d.sync += rdata.eq(picked[g])
 
         # --- handshake with the kernel; the later assignment wins in each ---
         # A host write of 1 wins over the clear, as in Vitis HLS: a start is never lost.

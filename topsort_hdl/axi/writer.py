@@ -1,7 +1,8 @@
 """The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
 
-from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.hdl import C, Cat, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -10,6 +11,82 @@ from .reader import check_engine_params
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
 
 __all__ = ["AxiWriteEngine"]
+
+
+def _borrow(x, y):
+    """``x < y`` for unsigned values, as the borrow of ``x - y``: a carry chain behind one LUT
+    level, where a wide compare is a tree of LUTs."""
+    x, y = Value.cast(x), Value.cast(y)
+    return (x.as_unsigned() - y.as_unsigned())[max(len(x), len(y))]
+
+
+class _Queue(Elaboratable):
+    """A FIFO of ``capacity`` entries whose ``r_rdy`` and ``w_rdy`` are flip-flops.
+
+    The interface of :class:`amaranth.lib.fifo.SyncFIFO` (``w_en`` only with ``w_rdy``,
+    ``r_en`` only with ``r_rdy``, except that a ``buffered`` queue ignores ``r_en`` while
+    ``r_rdy`` is low, so that it need not be in the enable). ``buffered``: the head is a
+    register loaded from a
+    synchronously read memory (block RAM), as in ``SyncFIFOBuffered``, with the same capacity
+    and latency; otherwise the head is the memory's asynchronous read. The amaranth FIFOs
+    derive their flags from the fill level, so a write or read enable runs through a compare
+    of the level, then the level's update: here each flag is decided from the enables and a
+    compare of the count that was ready a cycle before.
+    """
+
+    def __init__(self, *, width, capacity, buffered):
+        self.width, self.capacity, self.buffered = width, capacity, buffered
+        self.depth = capacity - 1 if buffered else capacity     # entries in the memory
+        self.w_data = Signal(width)
+        self.w_en = Signal()
+        self.w_rdy = Signal()
+        self.r_data = Signal(width)
+        self.r_en = Signal()
+        self.r_rdy = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
+        w_port = storage.write_port()
+        r_port = storage.read_port(domain="sync" if self.buffered else "comb")
+        produce = Signal(range(depth))
+        consume = Signal(range(depth))
+        count = Signal(range(depth + 1))           # entries in the memory
+        stored = Signal()                          # count != 0
+        full = Signal()                            # count == depth: w_rdy is its complement
+        m.d.comb += self.w_rdy.eq(~full)
+
+        def incr(pointer):
+            return Mux(pointer == depth - 1, 0, pointer + 1)
+
+        write = self.w_en
+        if self.buffered:
+            load = Signal()                        # memory -> head register
+            m.d.comb += load.eq(stored & (~self.r_rdy | self.r_en))
+            m.d.comb += r_port.en.eq(load)
+            m.d.sync += self.r_rdy.eq(load | self.r_rdy & ~self.r_en)
+        else:
+            load = self.r_en
+            m.d.comb += self.r_rdy.eq(stored)
+        m.d.comb += [
+            w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
+            r_port.addr.eq(consume), self.r_data.eq(r_port.data),
+        ]
+        with m.If(write):
+            m.d.sync += produce.eq(incr(produce))
+        with m.If(load):
+            m.d.sync += consume.eq(incr(consume))
+        with m.If(write & ~load):
+            m.d.sync += count.eq(count + 1)
+        with m.If(load & ~write):
+            m.d.sync += count.eq(count - 1)
+        # (a write and a read together leave both flags as they are: set)
+        m.d.sync += [
+            stored.eq(write | stored & ~(load & (count == 1))),
+            full.eq(~load & (full | write & (count == depth - 1))),
+        ]
+        return m
 
 
 class AxiWriteEngine(wiring.Component):
@@ -104,6 +181,8 @@ class AxiWriteEngine(wiring.Component):
         entry_layout = data.StructLayout({
             "data": data.ArrayLayout(p.data_width, ports),
             "beats": range(1, ports + 1),    # beats of the entry that carry data
+            # beats - 1 (one port: always 0, and no zero-width field for Verilator to flag)
+            **({"last_beat": range(ports)} if ports > 1 else {}),
             "final": 1,                      # the job's last transfer
             "tail": range(1, lanes + 1),     # bytes of its last beat
         })
@@ -117,45 +196,61 @@ class AxiWriteEngine(wiring.Component):
         batch_transfers = self.batch_bytes // (ports * lanes)
         batch_left = Signal(range(batch_transfers + 1))
 
+        # A command is checked in the cycle after it is taken, from registered per-base
+        # flags, so that no compare of the command's fields runs into the job's state. (The
+        # stream's data arrive much later: the tree fills first.)
         cmd = self.cmd.payload
         bases = ports * self.slots
         align_bits = exact_log2(self.batch_bytes) if self.slots > 1 else lane_bits
-        misaligned = Cat(cmd.addr[j][:align_bits] != 0 for j in range(bases)).any()
-        wraps = Cat((cmd.addr[j] + cmd.bytes)[p.addr_width:] != 0 for j in range(bases)).any()
-        m.d.comb += self.cmd.ready.eq(~running)
-        m.d.comb += self.busy.eq(running)
+        transfer_bytes = ports * lanes
+        checking = Signal()     # the command taken last cycle is being checked
+        empty = Signal()        # it has no bytes
+        misaligned = Signal(bases)
+        wraps = Signal(bases)
+        final = Signal()        # remaining <= transfer_bytes: the stream's last transfer
+        m.d.comb += self.cmd.ready.eq(~running & ~checking)
+        m.d.comb += self.busy.eq(running | checking)
         m.d.sync += self.done.eq(0)
         with m.If(self.cmd.valid & self.cmd.ready):
-            bad = misaligned | wraps
             m.d.sync += [
                 remaining.eq(cmd.bytes),
+                final.eq(~_borrow(transfer_bytes, cmd.bytes)),
                 port_sel.eq(0),
                 batch_left.eq(batch_transfers),
+                checking.eq(1),
+                empty.eq(_borrow(cmd.bytes, 1)),
+                misaligned.eq(Cat(cmd.addr[j][:align_bits] != 0 for j in range(bases))),
+                wraps.eq(Cat((cmd.addr[j] + cmd.bytes)[p.addr_width] for j in range(bases))),
             ]
-            with m.If(cmd.bytes == 0):
+        with m.If(checking):
+            bad = misaligned.any() | wraps.any()
+            m.d.sync += checking.eq(0)
+            with m.If(empty):
                 m.d.sync += self.done.eq(1)
             with m.Else():
                 m.d.sync += [running.eq(1), taking.eq(1), dropping.eq(bad)]
             with m.If(bad):
                 m.d.sync += self.error.eq(1)
 
-        buffers = [fifo.SyncFIFOBuffered(width=entry_layout.size,
-                                         depth=self.buffer_beats // ports)
-                   for _ in range(ports)]
-        w_rdy = Array(b.w_rdy for b in buffers)
-        transfer_bytes = ports * lanes
-        final = remaining <= transfer_bytes
+        buffers = [_Queue(width=entry_layout.size, capacity=self.buffer_beats // ports,
+                          buffered=True) for _ in range(ports)]
+        # (a sum of products, not an Array: Icarus leaves the case statement an Array
+        # becomes at X when the flags it reads never change after time 0)
+        room = Cat(b.w_rdy & (port_sel == j) for j, b in enumerate(buffers)).any()
         entry = Signal(entry_layout)
+        if ports > 1:
+            m.d.comb += entry.last_beat.eq(Mux(final, (remaining - 1)[lane_bits:], ports - 1))
         m.d.comb += [
             entry.data.eq(self.i.payload),
             entry.beats.eq(Mux(final, (remaining + lanes - 1)[lane_bits:], ports)),
             entry.final.eq(final),
             entry.tail.eq(Mux(final, (remaining - 1)[:lane_bits] + 1, lanes)),
-            self.i.ready.eq(taking & (dropping | w_rdy[port_sel])),
+            self.i.ready.eq(taking & (dropping | room)),
         ]
         took = self.i.valid & self.i.ready
         with m.If(took):
-            m.d.sync += remaining.eq(Mux(final, 0, remaining - transfer_bytes))
+            m.d.sync += [remaining.eq(Mux(final, 0, remaining - transfer_bytes)),
+                         final.eq(~_borrow(2 * transfer_bytes, remaining))]
             with m.If(final):
                 m.d.sync += taking.eq(0)
             if ports > 1:
@@ -167,22 +262,23 @@ class AxiWriteEngine(wiring.Component):
         port_idle = []
         for j, (buffer, axi) in enumerate(zip(buffers, self.axi, strict=True)):
             m.submodules[f"buffer{j}"] = buffer
-            written = took & ~dropping & (port_sel == j)
+            # (flat: one LUT of flip-flops and VALID)
+            written = self.i.valid & taking & ~dropping & buffer.w_rdy & (port_sel == j)
             m.d.comb += [buffer.w_data.eq(entry), buffer.w_en.eq(written)]
 
             # Bursts: issued once every beat of the burst is buffered.
             # The current slot's next burst, in beats, is a plain register (burst lengths
-            # derive from it); the other slots' addresses wait in `saved`.
+            # derive from it); the other slots' addresses wait in `saved`, in the order they
+            # come next: a batch's end rotates them (no multiplexer indexed by the slot).
             slots = self.slots
             address = Signal(p.addr_width - lane_bits, name=f"address{j}")
-            saved = Array(Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
-                          for k in range(slots))
-            slot = Signal(range(max(2, slots)), name=f"slot{j}")
+            saved = [Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
+                     for k in range(1, slots)]
             unsent = Signal(range(self.buffer_beats + 1), name=f"unsent{j}")  # not in a burst
             with m.If(self.cmd.valid & self.cmd.ready):
-                m.d.sync += [slot.eq(0), address.eq(cmd.addr[j * slots][lane_bits:])]
+                m.d.sync += address.eq(cmd.addr[j * slots][lane_bits:])
                 for k in range(1, slots):
-                    m.d.sync += saved[k].eq(cmd.addr[j * slots + k][lane_bits:])
+                    m.d.sync += saved[k - 1].eq(cmd.addr[j * slots + k][lane_bits:])
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
             m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
                                        else 1)
@@ -198,67 +294,106 @@ class AxiWriteEngine(wiring.Component):
             # data has stopped arriving. Bursts are the same; they may leave a cycle later.
             length = Signal(range(self.burst_beats + 1), name=f"length{j}")
             m.d.sync += length.eq(ready_beats)
+            # with the decision, whether it is a burst at all, and whether it ends a batch (a
+            # burst ending short of its boundary, a flush, ends no batch: batch >= burst)
+            pending = Signal(name=f"pending{j}")
+            m.d.sync += pending.eq((unsent >= to_boundary) | ~taking & (unsent != 0))
+            ends_batch = Signal(name=f"ends_batch{j}")
+            if slots > 1:
+                batch_bits = exact_log2(self.batch_bytes) - lane_bits
+                m.d.sync += ends_batch.eq((unsent >= to_boundary) &
+                                          address[burst_bits:batch_bits].all())
 
-            bursts = fifo.SyncFIFO(width=burst_bits + 1, depth=self.max_outstanding)
+            # Queued bursts for W: awlen, and whether the burst has one beat or two, decided
+            # here from the length register so that W never decodes the queue's RAM output.
+            burst_layout = data.StructLayout({"rest": range(self.burst_beats), "single": 1,
+                                             "pair": 1})
+            bursts = _Queue(width=burst_layout.size, capacity=self.max_outstanding,
+                            buffered=False)
             m.submodules[f"bursts{j}"] = bursts
+            queued = Signal(burst_layout, name=f"queued{j}")
+            pop = Signal(name=f"pop{j}")
             outstanding = Signal(range(self.max_outstanding + 1), name=f"outstanding{j}")
             issue = Signal(name=f"issue{j}")
-            m.d.comb += issue.eq((length != 0) & (~axi.awvalid | axi.awready) & bursts.w_rdy &
+            m.d.comb += issue.eq(pending & (~axi.awvalid | axi.awready) & bursts.w_rdy &
                                  (outstanding < self.max_outstanding))
             with m.If(axi.awready):
                 m.d.sync += axi.awvalid.eq(0)
             with m.If(issue):
                 m.d.sync += [
                     length.eq(0),
+                    pending.eq(0),
                     axi.awvalid.eq(1),
                     axi.awaddr.eq(Cat(C(0, lane_bits), address)),
                     axi.awlen.eq(length - 1),
                     address.eq(address + length),
                 ]
                 if slots > 1:   # a batch is whole bursts: move on when one ends a batch
-                    batch_bits = exact_log2(self.batch_bytes) - lane_bits
-                    following = Signal.like(slot, name=f"following{j}")
-                    m.d.comb += following.eq(slot + 1)
-                    with m.If((address + length)[:batch_bits] == 0):
-                        m.d.sync += [
-                            saved[slot].eq(address + length),
-                            address.eq(saved[following]),
-                            slot.eq(following),
-                        ]
+                    with m.If(ends_batch):
+                        ring = [*saved, address + length]
+                        m.d.sync += [address.eq(ring[0]),
+                                     *(saved[k].eq(ring[k + 1]) for k in range(slots - 1))]
             m.d.comb += [
                 axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
                 axi.awcache.eq(AXI_CACHE_MODIFIABLE),
-                bursts.w_data.eq(length), bursts.w_en.eq(issue),
+                queued.rest.eq(length - 1), queued.single.eq(length == 1),
+                queued.pair.eq(length == 2),
+                bursts.w_data.eq(queued), bursts.w_en.eq(issue), bursts.r_en.eq(pop),
             ]
             m.d.sync += unsent.eq(unsent + Mux(written, entry.beats, 0) - Mux(issue, length, 0))
+            # unsent != 0 and outstanding != 0 as flip-flops, decided with the counts, for the
+            # job's end (a burst never takes more than was unsent when it was decided)
+            unsent_any = Signal(name=f"unsent_any{j}")
+            outstanding_any = Signal(name=f"outstanding_any{j}")
+            m.d.sync += unsent_any.eq(written | Mux(issue, length != unsent, unsent_any))
 
-            # Data: one beat per cycle out of the buffered entries, WLAST from the burst queue.
+            # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
+            # with the queue's head, which is popped then; the rest of the burst counts down
+            # in registers, WLAST among them, so neither WLAST nor the pop waits on a compare.
             head = Signal(entry_layout, name=f"head{j}")
             beat = Signal(range(max(2, ports)), name=f"beat{j}")      # beat within the entry
-            sent = Signal(range(self.burst_beats + 1), name=f"sent{j}")  # beats of the burst
-            m.d.comb += head.eq(buffer.r_data)
-            last_of_entry = beat == head.beats - 1
-            wlast = sent == bursts.r_data - 1
+            in_burst = Signal(name=f"in_burst{j}")   # past the first beat of a burst
+            left = Signal(range(self.burst_beats), name=f"left{j}")   # its beats still to send
+            last_left = Signal(name=f"last_left{j}")          # left == 1
+            first = Signal(burst_layout, name=f"first{j}")
+            m.d.comb += [head.eq(buffer.r_data), first.eq(bursts.r_data)]
+            last_of_entry = beat == head.last_beat if ports > 1 else C(1)
+            wlast = Mux(in_burst, last_left, first.single)
             m.d.comb += [
-                axi.wvalid.eq(buffer.r_rdy & bursts.r_rdy),
+                axi.wvalid.eq(buffer.r_rdy & (in_burst | bursts.r_rdy)),
                 axi.wdata.eq(head.data[beat]),
                 axi.wstrb.eq(Mux(head.final & last_of_entry,
                                  (C(1, lanes + 1) << head.tail) - 1, (1 << lanes) - 1)),
                 axi.wlast.eq(wlast),
             ]
-            with m.If(axi.wvalid & axi.wready):
-                m.d.comb += buffer.r_en.eq(last_of_entry)
+            # The enables are written out flat, each one product of flip-flops and WREADY
+            # (synthesis keeps an expression's structure: through WVALID they were deeper).
+            sent = Signal(name=f"sent{j}")
+            m.d.comb += [
+                sent.eq(buffer.r_rdy & (in_burst | bursts.r_rdy) & axi.wready),
+                pop.eq(buffer.r_rdy & bursts.r_rdy & ~in_burst & axi.wready),
+                buffer.r_en.eq(axi.wready & last_of_entry & (in_burst | bursts.r_rdy)),
+            ]
+            with m.If(sent):
                 m.d.sync += beat.eq(Mux(last_of_entry, 0, beat + 1))
-                m.d.comb += bursts.r_en.eq(wlast)
-                m.d.sync += sent.eq(Mux(wlast, 0, sent + 1))
+            with m.If(sent & in_burst):
+                m.d.sync += [left.eq(left - 1), last_left.eq(left == 2)]
+                with m.If(last_left):
+                    m.d.sync += in_burst.eq(0)
+            with m.If(pop):
+                m.d.sync += [in_burst.eq(~first.single), left.eq(first.rest),
+                             last_left.eq(first.pair)]
 
             m.d.comb += axi.bready.eq(1)
             response = axi.bvalid
             with m.If(response & (axi.bresp != RESP_OKAY)):
                 m.d.sync += self.error.eq(1)
-            m.d.sync += outstanding.eq(outstanding + issue - response)
-            port_idle.append((unsent == 0) & ~axi.awvalid & ~bursts.r_rdy & ~buffer.r_rdy &
-                             (outstanding == 0))
+            m.d.sync += [
+                outstanding.eq(outstanding + issue - response),
+                outstanding_any.eq(issue | Mux(response, outstanding != 1, outstanding_any)),
+            ]
+            port_idle.append(~unsent_any & ~axi.awvalid & ~bursts.r_rdy & ~in_burst &
+                             ~buffer.r_rdy & ~outstanding_any)
 
         with m.If(running & ~taking & Cat(port_idle).all()):
             m.d.sync += [running.eq(0), self.done.eq(1)]

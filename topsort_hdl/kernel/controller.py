@@ -90,7 +90,6 @@ class TreeController(wiring.Component):
         run_log2 = self.run_log2               # their length
         half = self.half                       # the source half
         active_log2 = Signal(range(leaf_bits + 1))
-        spread_log2 = Signal(range(leaf_bits + 1))
         many = Signal()                        # more than F * l runs: every leaf active
         last_active_log2 = Signal(range(leaf_bits + 1))
         groups = Signal(COUNT_BITS)
@@ -98,6 +97,7 @@ class TreeController(wiring.Component):
         q1 = Signal(COUNT_BITS + 1)
         rem = Signal(leaf_bits + 1)
         threshold = Signal(leaf_bits + 1)      # active leaf k takes q + 1 runs from k >= a - rem
+        threshold_less = Signal(leaf_bits + 1)  # threshold - 1
         q_span = Signal(span_bits)             # q runs, in records
         q1_span = Signal(span_bits)            # q + 1 runs
         source = Signal(64)                    # the pass's source half
@@ -196,16 +196,25 @@ class TreeController(wiring.Component):
         # Step 1: the leaf's span. Phase 1: active leaves are spread, every (l / a)-th one, and
         # active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions). Phase 2: leaf j
         # reads run j % F of group tree j // F.
+        # Which leaves are active and which take q + 1 runs is counted along with leaf_in, in
+        # flip-flops (a shift of leaf_in by l / a and a compare were 6 LUT levels).
         phase1_span = Signal(span_bits)
-        k_active = leaf_in >> spread_log2
-        is_active = (leaf_in & ((1 << spread_log2) - 1)) == 0
-        m.d.comb += phase1_span.eq(Mux(is_active, Mux(k_active >= threshold, q1_span, q_span),
-                                       0))
+        gap = Signal(leaf_bits)                # leaves to the next active one
+        spread_mask = Signal(leaf_bits)        # l / a - 1
+        k_next = Signal(leaf_bits + 1)         # the next active leaf's k
+        more = Signal()                        # k_next >= threshold
+        is_active = gap == 0
+        m.d.comb += phase1_span.eq(Mux(is_active, Mux(more, q1_span, q_span), 0))
         in_phase2 = Signal()
         with m.If(advance):
             m.d.sync += s1.valid.eq(injecting)
             with m.If(injecting):
                 m.d.sync += leaf_in.eq(leaf_in + 1)
+                with m.If(is_active):
+                    m.d.sync += [gap.eq(spread_mask), k_next.eq(k_next + 1),
+                                 more.eq(more | (k_next == threshold_less))]
+                with m.Else():
+                    m.d.sync += gap.eq(gap - 1)
                 with m.If(leaf_in == leaves - 1):
                     m.d.sync += injecting.eq(0)
                 m.d.sync += [
@@ -311,7 +320,8 @@ class TreeController(wiring.Component):
                     m.next = "ACTIVE"
             with m.State("ACTIVE"):
                 a_log2 = Mux(many, leaf_bits, last_active_log2)
-                m.d.sync += [active_log2.eq(a_log2), spread_log2.eq(leaf_bits - a_log2)]
+                m.d.sync += [active_log2.eq(a_log2),
+                             spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
                 m.next = "SIZE"
             with m.State("SIZE"):
                 # The write engine and the packer first: the tree's output needs them.
@@ -329,6 +339,7 @@ class TreeController(wiring.Component):
                     groups.eq(q + (rem != 0)),
                     q1.eq(q + 1),
                     threshold.eq((1 << active_log2) - rem),
+                    threshold_less.eq((1 << active_log2) - rem - 1),
                 ]
                 m.next = "SIZE3"
             with m.State("SIZE3"):
@@ -338,6 +349,7 @@ class TreeController(wiring.Component):
                     feeder_log2.eq(run_log2),
                     feeder_groups.eq(groups),
                     leaf_in.eq(0), injecting.eq(1), in_phase2.eq(0),
+                    gap.eq(0), k_next.eq(0), more.eq(threshold == 0),
                 ]
                 m.next = "LEAVES"
             with m.State("LEAVES"):
