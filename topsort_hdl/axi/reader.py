@@ -1,7 +1,8 @@
 """The read engine: one AXI4 master keeping many leaf buffers fed."""
 
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -57,7 +58,15 @@ class AxiReadEngine(wiring.Component):
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
     a new command once every beat of its previous region has arrived; a zero-length region
-    produces no beat. Commands are decoded in two registered steps and bursts are chosen from
+    produces no beat.
+
+    The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
+    see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
+    front of its stream. The memory takes a beat from R and gives one to a leaf register every
+    cycle; a leaf's register is refilled from registered state only (no path from a leaf's
+    ``ready`` to the memory), so one leaf takes at most a beat every three cycles, the engine
+    a beat every cycle over its leaves. A leaf feeder needs a beat every ``records per beat``
+    cycles at most. Commands are decoded in two registered steps and bursts are chosen from
     registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
     one cycle; a leaf's first burst leaves about five cycles after its command.
 
@@ -78,13 +87,17 @@ class AxiReadEngine(wiring.Component):
     max_outstanding : int
         Bursts in flight at most.
     buffer_beats : int
-        Depth of each leaf buffer in beats, at least one burst and 3 (default: two bursts).
+        Depth of each leaf buffer in beats, at least one burst (default: two bursts, at least
+        2), not counting the leaf's beat register.
     length_bits : int
         Width of a command's byte count.
+    buffer_style : str or None
+        ``ram_style`` of the shared buffer memory (``"ultra"``: UltraRAM, ``"block"``: block
+        RAM), honoured by Vivado and Yosys; ``None`` leaves the choice to the tool.
     """
 
     def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
-                 max_outstanding=4, buffer_beats=None, length_bits=36):
+                 max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
         if short_burst_bytes is None:
             short_burst_bytes = burst_bytes
@@ -98,9 +111,11 @@ class AxiReadEngine(wiring.Component):
             raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
                              f"name {leaves} leaves, not {params.id_width}")
         if buffer_beats is None:
-            buffer_beats = max(3, 2 * self.burst_beats)
-        # A SyncFIFOBuffered shorter than 3 cannot take a beat every cycle.
-        check_at_least("buffer_beats", buffer_beats, max(3, self.burst_beats))
+            buffer_beats = max(2, 2 * self.burst_beats)
+        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+        if buffer_style is not None and not isinstance(buffer_style, str):
+            raise TypeError(f"buffer_style must be a string or None, not {buffer_style!r}")
+        self.buffer_style = buffer_style
         self.params = params
         self.leaves = leaves
         self.burst_bytes = burst_bytes
@@ -304,29 +319,75 @@ class AxiReadEngine(wiring.Component):
             with m.If(to_return[rid] == 1):
                 m.d.sync += returning.bit_select(rid, 1).eq(0)
 
+        # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
+        # filled from R at its write pointer and read at its read pointer into its beat
+        # register, only while that register is empty and no read for it is under way, so every
+        # read lands: a slot is free once read. Pointers carry one bit more than a slot index
+        # (full and empty differ).
+        slot_bits = ceil_log2(self.buffer_beats)
+        leaf_bits = max(1, ceil_log2(leaves))
+        attrs = {"ram_style": self.buffer_style} if self.buffer_style else None
+        memory = m.submodules.buffers = Memory(shape=self.beat_layout, depth=1 << (slot_bits +
+                                               leaf_bits), init=[], attrs=attrs)
+        write, read = memory.write_port(), memory.read_port()
+        wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
+        rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
+        final = Cat(to_return[i] == 1 for i in range(leaves))
+        arriving = axi.rvalid & beat_ok
+        m.d.comb += [
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid[:leaf_bits])),
+            write.en.eq(arriving),
+            write.data.data.eq(axi.rdata),
+            write.data.begin.eq(Mux(first[rid], begin[rid], 0)),
+            write.data.end.eq(Mux(final.bit_select(rid, 1), end[rid], lanes)),
+            write.data.last.eq(final.bit_select(rid, 1)),
+        ]
+        # Room is reserved, so a beat never finds its leaf's region full.
+        full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
+        with m.If(arriving & full.bit_select(rid, 1)):
+            m.d.sync += self.error.eq(1)
+
+        held = Signal(leaves)                # a leaf's beat register holds a beat
+        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
+        wants = Signal(leaves)
+        m.d.comb += wants.eq(Cat((rptr[i] != wptr[i]) & ~held[i] & ~reading[i]
+                                 for i in range(leaves)))
+        last_read = Signal(range(max(2, leaves)))
+        above_read = Signal(leaves)
+        m.d.comb += above_read.eq(wants & Cat(last_read < i for i in range(leaves)))
+        read_any, read_above = lowest_set(m, wants, leaves), lowest_set(m, above_read, leaves)
+        reader = Signal(range(max(2, leaves)))
+        m.d.comb += reader.eq(Mux(above_read.any(), read_above, read_any))
+        pick = Mux(above_read.any(), above_read, wants)
+        reads = Signal(leaves)               # one-hot: the leaf read this cycle
+        m.d.comb += [
+            reads.eq(Cat(pick[i] & ~pick[:i].any() for i in range(leaves))),
+            read.addr.eq(Cat(Array(r[:slot_bits] for r in rptr)[reader], reader[:leaf_bits])),
+            read.en.eq(wants.any()),
+        ]
+        m.d.sync += reading.eq(reads)
+        with m.If(wants.any()):
+            m.d.sync += last_read.eq(reader)
+
         for i in range(leaves):
-            buffer = fifo.SyncFIFOBuffered(width=self.beat_layout.size, depth=self.buffer_beats)
-            m.submodules[f"buffer{i}"] = buffer
             beat = Signal(self.beat_layout, name=f"beat{i}")
-            final = to_return[i] == 1
-            m.d.comb += [
-                beat.data.eq(axi.rdata),
-                beat.begin.eq(Mux(first[i], begin[i], 0)),
-                beat.end.eq(Mux(final, end[i], lanes)),
-                beat.last.eq(final),
-                buffer.w_data.eq(beat),
-                buffer.w_en.eq(axi.rvalid & beat_ok & (rid == i)),
-            ]
-            with m.If(buffer.w_en & ~buffer.w_rdy):
-                m.d.sync += self.error.eq(1)  # cannot happen: room is reserved
-            m.d.comb += [
-                self.leaf[i].valid.eq(buffer.r_rdy),
-                self.leaf[i].payload.eq(buffer.r_data),
-                buffer.r_en.eq(self.leaf[i].ready),
-            ]
             taken = self.leaf[i].valid & self.leaf[i].ready
+            with m.If(reading[i]):
+                m.d.sync += [beat.eq(read.data), held[i].eq(1)]
+            with m.Elif(taken):
+                m.d.sync += held[i].eq(0)
+            m.d.comb += [
+                self.leaf[i].valid.eq(held[i]),
+                self.leaf[i].payload.eq(beat),
+            ]
+            with m.If(arriving & (rid == i)):
+                m.d.sync += wptr[i].eq(wptr[i] + 1)
+            with m.If(reads[i]):
+                m.d.sync += rptr[i].eq(rptr[i] + 1)
+            # Entries taken or promised: a burst's beats when it is issued, until each is read
+            # out of the memory.
             issued = Mux(grant[i], burst_len[i], 0)
-            m.d.sync += committed[i].eq(committed[i] + issued - taken)
+            m.d.sync += committed[i].eq(committed[i] + issued - reads[i])
 
         busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \
             Cat(to_return[i] != 0 for i in range(leaves)).any()
