@@ -41,6 +41,14 @@ def lowest_set(m, vector, width):
     return index
 
 
+def _one_hot_select(one_hot, values):
+    """``values[i]`` for the set bit ``i`` of ``one_hot`` (zero when none is)."""
+    result = 0
+    for i, value in enumerate(values):
+        result = result | Mux(one_hot[i], value, 0)
+    return result
+
+
 class AxiReadEngine(wiring.Component):
     """Read one contiguous byte region per leaf, in INCR bursts, into per-leaf beat buffers.
 
@@ -58,17 +66,17 @@ class AxiReadEngine(wiring.Component):
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
     a new command once every beat of its previous region has arrived; a zero-length region
-    produces no beat.
+    produces no beat. Commands are decoded in two registered steps and bursts are chosen from
+    registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
+    one cycle; a leaf's first burst leaves about five cycles after its command.
 
     The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
     see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
     front of its stream. The memory takes a beat from R and gives one to a leaf register every
     cycle; a leaf's register is refilled from registered state only (no path from a leaf's
-    ``ready`` to the memory), so one leaf takes at most a beat every three cycles, the engine
+    ``ready`` to the memory), so one leaf takes at most a beat every four cycles, the engine
     a beat every cycle over its leaves. A leaf feeder needs a beat every ``records per beat``
-    cycles at most. Commands are decoded in two registered steps and bursts are chosen from
-    registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
-    one cycle; a leaf's first burst leaves about five cycles after its command.
+    cycles at most (eight on the U280).
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
@@ -347,27 +355,36 @@ class AxiReadEngine(wiring.Component):
         with m.If(arriving & full.bit_select(rid, 1)):
             m.d.sync += self.error.eq(1)
 
+        # The read side, in registered steps (no path from the pointers' compare through the
+        # choice to the memory's address in one cycle): a leaf is chosen a cycle before it is
+        # read, among those with a stored beat, an empty register and no read under way or
+        # about to be, round robin (the lowest above the leaf chosen two cycles before, else
+        # the lowest).
         held = Signal(leaves)                # a leaf's beat register holds a beat
-        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
-        wants = Signal(leaves)
-        m.d.comb += wants.eq(Cat((rptr[i] != wptr[i]) & ~held[i] & ~reading[i]
-                                 for i in range(leaves)))
-        last_read = Signal(range(max(2, leaves)))
-        above_read = Signal(leaves)
-        m.d.comb += above_read.eq(wants & Cat(last_read < i for i in range(leaves)))
-        read_any, read_above = lowest_set(m, wants, leaves), lowest_set(m, above_read, leaves)
-        reader = Signal(range(max(2, leaves)))
-        m.d.comb += reader.eq(Mux(above_read.any(), read_above, read_any))
-        pick = Mux(above_read.any(), above_read, wants)
+        stocked = Signal(leaves)             # a leaf has a beat in the memory
         reads = Signal(leaves)               # one-hot: the leaf read this cycle
-        m.d.comb += [
-            reads.eq(Cat(pick[i] & ~pick[:i].any() for i in range(leaves))),
-            read.addr.eq(Cat(Array(r[:slot_bits] for r in rptr)[reader], reader[:leaf_bits])),
-            read.en.eq(wants.any()),
+        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
+        above = Signal(leaves)               # the leaves above the one chosen before
+        wants = Signal(leaves)
+        m.d.comb += wants.eq(stocked & ~held & ~reading & ~reads)
+        upper = Signal(leaves)
+        m.d.comb += upper.eq(wants & above)
+        chosen_next = Mux(upper.any(), upper, wants)
+        m.d.sync += [
+            reads.eq(Cat(chosen_next[i] & ~chosen_next[:i].any() for i in range(leaves))),
+            reading.eq(reads),
         ]
-        m.d.sync += reading.eq(reads)
-        with m.If(wants.any()):
-            m.d.sync += last_read.eq(reader)
+        with m.If(reads.any()):
+            m.d.sync += above.eq(Cat(reads[:i].any() for i in range(leaves)))
+        # From the one-hot choice by AND-OR: no priority chain on the way to the address.
+        slot = Signal(slot_bits)
+        index = Signal(leaf_bits)
+        m.d.comb += [
+            slot.eq(_one_hot_select(reads, [r[:slot_bits] for r in rptr])),
+            index.eq(_one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            read.addr.eq(Cat(slot, index)),
+            read.en.eq(reads.any()),
+        ]
 
         for i in range(leaves):
             beat = Signal(self.beat_layout, name=f"beat{i}")
@@ -380,10 +397,10 @@ class AxiReadEngine(wiring.Component):
                 self.leaf[i].valid.eq(held[i]),
                 self.leaf[i].payload.eq(beat),
             ]
-            with m.If(arriving & (rid == i)):
-                m.d.sync += wptr[i].eq(wptr[i] + 1)
-            with m.If(reads[i]):
-                m.d.sync += rptr[i].eq(rptr[i] + 1)
+            next_w = wptr[i] + (arriving & (rid == i))
+            next_r = rptr[i] + reads[i]
+            m.d.sync += [wptr[i].eq(next_w), rptr[i].eq(next_r),
+                         stocked[i].eq(next_w[:slot_bits + 1] != next_r[:slot_bits + 1])]
             # Entries taken or promised: a burst's beats when it is issued, until each is read
             # out of the memory.
             issued = Mux(grant[i], burst_len[i], 0)
