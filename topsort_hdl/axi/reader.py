@@ -374,11 +374,11 @@ class AxiReadEngine(wiring.Component):
             reads.eq(Cat(chosen_next[i] & ~chosen_next[:i].any() for i in range(leaves))),
             reading.eq(reads),
         ]
-        with m.If(reads.any()):
-            m.d.sync += above.eq(Cat(reads[:i].any() for i in range(leaves)))
         # From the one-hot choice by AND-OR: no priority chain on the way to the address.
         slot = Signal(slot_bits)
         index = Signal(leaf_bits)
+        with m.If(reads.any()):
+            m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
         m.d.comb += [
             slot.eq(_one_hot_select(reads, [r[:slot_bits] for r in rptr])),
             index.eq(_one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
