@@ -169,11 +169,15 @@ class AxiReadEngine(wiring.Component):
         # or to the region's end. Its length is registered, and whether the leaf's buffer has
         # room for it is registered from that: the issue step reads only flip-flops. Room a
         # cycle old is safe (a leaf's buffer only drains meanwhile); the length is two cycles
-        # behind a leaf's address and count, so a leaf that has just issued or taken a command
-        # sits out two cycles (the others may go).
+        # behind a leaf's address and count, so a leaf that has just taken a command sits out
+        # two cycles, one that has just issued three (its address and count advance a cycle
+        # after the burst leaves, see below; the others may go).
         short_bits = exact_log2(self.short_burst_beats)
         settling = Signal(leaves)
         loading = Signal(leaves)             # a leaf takes a command this cycle
+        advancing = Signal(leaves)           # one-hot: the leaf that issued last cycle
+        new_beat = Signal.like(next_beat[0])
+        new_left = Signal.like(to_issue[0])
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
@@ -186,15 +190,14 @@ class AxiReadEngine(wiring.Component):
                 burst_len[i].eq(Mux(within, low, to_boundary)),
                 request[i].eq((to_issue[i] != 0) & ~settling[i] &
                               (committed[i] + burst_len[i] <= self.buffer_beats)),
-                settling[i].eq(loading[i]),
+                settling[i].eq(loading[i] | advancing[i]),
             ]
             with m.If(grant[i]):
-                m.d.sync += [
-                    request[i].eq(0),
-                    settling[i].eq(1),
-                    next_beat[i].eq(next_beat[i] + burst_len[i]),
-                    to_issue[i].eq(to_issue[i] - burst_len[i]),
-                ]
+                m.d.sync += [request[i].eq(0), settling[i].eq(1)]
+            # One adder for every leaf's address and count (a burst leaves per cycle at most),
+            # and the same wires bring a command's: a leaf's registers take them, nothing else.
+            with m.If(advancing[i] | loading[i]):
+                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left)]
 
         # Round robin: the lowest requesting leaf above the last one served, else the lowest.
         last_served = Signal(range(max(2, leaves)))
@@ -211,6 +214,9 @@ class AxiReadEngine(wiring.Component):
                              (outstanding < self.max_outstanding))
         with m.If(axi.arready):
             m.d.sync += axi.arvalid.eq(0)
+        issued_len = Signal.like(burst_len[0])
+        issued_left = Signal.like(to_issue[0])
+        m.d.sync += advancing.eq(grant)
         with m.If(issue):
             m.d.sync += [
                 axi.arvalid.eq(1),
@@ -218,6 +224,8 @@ class AxiReadEngine(wiring.Component):
                 axi.arlen.eq(Array(burst_len)[chosen] - 1),
                 axi.arid.eq(chosen),
                 last_served.eq(chosen),
+                issued_len.eq(Array(burst_len)[chosen]),
+                issued_left.eq(to_issue[chosen]),
             ]
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
@@ -263,8 +271,9 @@ class AxiReadEngine(wiring.Component):
         decoded_leaves = Signal()
         sums_move = Signal()
         m.d.comb += [
-            decoded_leaves.eq(decoded.valid & (~decoded.known |
-                                               ~returning.bit_select(decoded.target, 1))),
+            # (not while a leaf's address advances: they share the wires)
+            decoded_leaves.eq(decoded.valid & ~advancing.any() &
+                              (~decoded.known | ~returning.bit_select(decoded.target, 1))),
             sums_move.eq(sums.valid & (~decoded.valid | decoded_leaves)),
             self.cmd.ready.eq(~sums.valid | sums_move),
         ]
@@ -302,14 +311,17 @@ class AxiReadEngine(wiring.Component):
                 decoded.end.eq(sums.end),
             ]
         target = decoded.target
-        m.d.comb += loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0))
+        m.d.comb += [
+            loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0)),
+            new_beat.eq(Mux(advancing.any(), axi.araddr[lane_bits:] + issued_len,
+                            decoded.next_beat)),
+            new_left.eq(Mux(advancing.any(), issued_left - issued_len, decoded.beats)),
+        ]
         with m.If(decoded_leaves):
             with m.If(decoded.bad):
                 m.d.sync += self.error.eq(1)
             with m.Elif(decoded.load):
                 m.d.sync += [
-                    next_beat[target].eq(decoded.next_beat),
-                    to_issue[target].eq(decoded.beats),
                     to_return[target].eq(decoded.beats),
                     first[target].eq(1),
                     begin[target].eq(decoded.begin),
