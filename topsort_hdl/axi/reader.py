@@ -72,11 +72,12 @@ class AxiReadEngine(wiring.Component):
 
     The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
     see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
-    front of its stream. The memory takes a beat from R and gives one to a leaf register every
-    cycle; a leaf's register is refilled from registered state only (no path from a leaf's
-    ``ready`` to the memory), so one leaf takes at most a beat every four cycles, the engine
-    a beat every cycle over its leaves. A leaf feeder needs a beat every ``records per beat``
-    cycles at most (eight on the U280).
+    front of its stream (``leaf_beats``). The memory takes a beat from R and gives one to a
+    leaf register every cycle; a leaf's registers are refilled from registered state only (no
+    path from a leaf's ``ready`` to the memory), four cycles from a beat taken to the next in
+    its place, so one leaf takes at most ``leaf_beats`` beats every four cycles (and one every
+    other cycle), the engine a beat every cycle over its leaves. A leaf feeder needs a beat every ``records per beat``
+    cycles at most (eight on the U280: one register is enough).
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
@@ -102,10 +103,14 @@ class AxiReadEngine(wiring.Component):
     buffer_style : str or None
         ``ram_style`` of the shared buffer memory (``"ultra"``: UltraRAM, ``"block"``: block
         RAM), honoured by Vivado and Yosys; ``None`` leaves the choice to the tool.
+    leaf_beats : int
+        Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
+        every four cycles, at most one every other cycle.
     """
 
     def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
-                 max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None):
+                 max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None,
+                 leaf_beats=1):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
         if short_burst_bytes is None:
             short_burst_bytes = burst_bytes
@@ -124,6 +129,8 @@ class AxiReadEngine(wiring.Component):
         if buffer_style is not None and not isinstance(buffer_style, str):
             raise TypeError(f"buffer_style must be a string or None, not {buffer_style!r}")
         self.buffer_style = buffer_style
+        check_range("leaf_beats", leaf_beats, 1, 4)
+        self.leaf_beats = leaf_beats
         self.params = params
         self.leaves = leaves
         self.burst_bytes = burst_bytes
@@ -372,13 +379,18 @@ class AxiReadEngine(wiring.Component):
         # read, among those with a stored beat, an empty register and no read under way or
         # about to be, round robin (the lowest above the leaf chosen two cycles before, else
         # the lowest).
-        held = Signal(leaves)                # a leaf's beat register holds a beat
         stocked = Signal(leaves)             # a leaf has a beat in the memory
         reads = Signal(leaves)               # one-hot: the leaf read this cycle
         reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
         above = Signal(leaves)               # the leaves above the one chosen before
+        # A leaf's beat registers hold ``count`` beats; with the one landing it wants another
+        # while they leave room for it, not in the cycle it is read (``stocked`` does not count
+        # that read yet).
+        depth = self.leaf_beats
+        counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
         wants = Signal(leaves)
-        m.d.comb += wants.eq(stocked & ~held & ~reading & ~reads)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] & (counts[i] + reading[i] < depth)
+                                 for i in range(leaves)))
         upper = Signal(leaves)
         m.d.comb += upper.eq(wants & above)
         chosen_next = Mux(upper.any(), upper, wants)
@@ -399,15 +411,25 @@ class AxiReadEngine(wiring.Component):
         ]
 
         for i in range(leaves):
-            beat = Signal(self.beat_layout, name=f"beat{i}")
+            # Beat registers in a ring: each loads only from the memory, so none has a
+            # multiplexer in front (one register: none behind either).
+            beats = [Signal(self.beat_layout, name=f"beat{i}_{d}") for d in range(depth)]
             taken = self.leaf[i].valid & self.leaf[i].ready
-            with m.If(reading[i]):
-                m.d.sync += [beat.eq(read.data), held[i].eq(1)]
-            with m.Elif(taken):
-                m.d.sync += held[i].eq(0)
+            into = Signal(range(depth), name=f"into{i}")
+            out = Signal(range(depth), name=f"out{i}")
+            for d in range(depth):
+                with m.If(reading[i] & (into == d)):
+                    m.d.sync += beats[d].eq(read.data)
+            m.d.sync += counts[i].eq(counts[i] + reading[i] - taken)
+            if depth > 1:
+                with m.If(reading[i]):
+                    m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
+                with m.If(taken):
+                    m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))
             m.d.comb += [
-                self.leaf[i].valid.eq(held[i]),
-                self.leaf[i].payload.eq(beat),
+                self.leaf[i].valid.eq(counts[i] != 0),
+                self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
+                                        if depth > 1 else beats[0]),
             ]
             next_w = wptr[i] + (arriving & (rid == i))
             next_r = rptr[i] + reads[i]

@@ -64,7 +64,15 @@ def tree_read_engine(config, reused=False):
                          short_burst_bytes=c.read_burst_bytes,
                          max_outstanding=c.read_outstanding,
                          length_bits=COUNT_BITS + exact_log2(c.record_bytes),
-                         buffer_style=PLATFORMS[c.platform].buffer_ram or None)
+                         buffer_style=PLATFORMS[c.platform].buffer_ram or None,
+                         leaf_beats=leaf_beats(c))
+
+
+def leaf_beats(config):
+    """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
+    beat every ``records per beat`` cycles at most, a register refills in four."""
+    per_beat = config.data_width // (config.key_bits + config.value_bits)
+    return 1 if per_beat >= 8 else 2
 
 
 RECORDS_BITS = 32       # the record count argument: pyxrt passes 32-bit scalars safely
