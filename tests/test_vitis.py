@@ -242,7 +242,7 @@ def test_generation_floorplans_with_the_stored_figures():
     check_floorplan(config, platform, plan, estimates, 0.95, 0.85)
     assert len(plan.trees_on(0)) < config.trees      # trees leave the HBM die
     # A changed shape has no figures of its own: the paper's.
-    changed = config_from("u280", ["leaves=8"])
+    changed = config_from("u280", ["read_outstanding=8"])
     assert floorplan_estimates(changed)[1] == "the paper's per-tree figures"
 
 

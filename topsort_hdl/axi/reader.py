@@ -76,8 +76,8 @@ class AxiReadEngine(wiring.Component):
     leaf register every cycle; a leaf's registers are refilled from registered state only (no
     path from a leaf's ``ready`` to the memory), four cycles from a beat taken to the next in
     its place, so one leaf takes at most ``leaf_beats`` beats every four cycles (and one every
-    other cycle), the engine a beat every cycle over its leaves. A leaf feeder needs a beat every ``records per beat``
-    cycles at most (eight on the U280: one register is enough).
+    other cycle), the engine a beat every cycle over its leaves. A leaf feeder needs a beat
+    every ``records per beat`` cycles at most (eight on the U280: one register is enough).
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
