@@ -8,8 +8,8 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench qor qor-update model lint verilog units sim-u280 profile \
-	bitstream \
+.PHONY: all setup test test-slow test-all bench qor qor-update figures model lint verilog units \
+	sim-u280 profile bitstream \
 	clean distclean help
 
 all: test
@@ -23,6 +23,8 @@ help:
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~110 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
+	@echo "make figures    store the u280 and u55c block figures with the presets, for the floorplan"
+	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
@@ -67,6 +69,10 @@ qor: setup
 
 qor-update: setup
 	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
+
+figures: setup
+	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures
+	$(VENV)/bin/topsort-hdl qor --config u55c --store-figures
 
 model: setup
 	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \

@@ -88,6 +88,54 @@ def test_reader_keeps_leaves_apart_with_small_buffers():
     check_reads(engine, commands, run, memory)
 
 
+@pytest.mark.parametrize("leaf_beats", [1, 2, 3])
+@pytest.mark.parametrize("buffer_beats,leaf_stall", [(4, 0.9), (6, 0.7), (5, 0.0)])
+def test_reader_buffers_full_and_empty(buffer_beats, leaf_stall, leaf_beats):
+    # Buffers of one burst and a bit (a leaf's region of the shared memory rounded up to a
+    # power of two, its room not): leaves that mostly refuse beats fill them, leaves that take
+    # every beat drain them, back-to-back regions and empty ones in between.
+    params = AxiParams(data_width=64, id_width=2)
+    engine = AxiReadEngine(params, 3, burst_bytes=32, max_outstanding=4,
+                           buffer_beats=buffer_beats, leaf_beats=leaf_beats)
+    rng = random.Random(buffer_beats)
+    commands = [(leaf, leaf * CHANNEL + rng.randrange(64), rng.choice([0, 8, 200, 333]))
+                for _ in range(4) for leaf in range(3)]
+    memory = SparseMemory()
+    fill(memory, commands, rng)
+    run = run_reader(engine, commands, memory=memory, seed=buffer_beats, leaf_stall=leaf_stall,
+                     latency=3, reorder=True, interleave=True)
+    check_reads(engine, commands, run, memory)
+    assert run.error == 0
+
+
+@pytest.mark.parametrize("leaf_beats", [1, 2])
+def test_reader_shares_its_buffer_memory_at_a_beat_per_cycle(leaf_beats):
+    # Leaves always ready: the memory's one read port moves a beat every cycle over the
+    # leaves, so R never waits; one leaf alone takes leaf_beats beats every four cycles.
+    # (at most one every other cycle)
+    params = AxiParams(data_width=64, id_width=3)
+    engine = AxiReadEngine(params, 8, burst_bytes=64, max_outstanding=8, leaf_beats=leaf_beats)
+    commands = [(leaf, leaf * CHANNEL, 2048) for leaf in range(8)]
+    run = run_reader(engine, commands, latency=1)
+    first, last = run.memory.beat_cycles["r"]
+    assert run.memory.read_beats == 8 * 2048 // 8
+    assert last - first + 1 <= run.memory.read_beats * 1.02
+    alone = AxiReadEngine(params, 8, burst_bytes=64, max_outstanding=8, leaf_beats=leaf_beats)
+    run = run_reader(alone, [(3, 0, 512)], latency=1)
+    first, last = run.memory.beat_cycles["r"]
+    assert abs(run.cycles - first - 4 * 64 // leaf_beats) <= 16
+
+
+def test_reader_buffer_style_reaches_the_memory():
+    from amaranth.back import rtlil
+
+    params = AxiParams(data_width=64, id_width=2)
+    text = rtlil.convert(AxiReadEngine(params, 4, burst_bytes=64, buffer_style="ultra"))
+    assert 'attribute \\ram_style "ultra"' in text
+    text = rtlil.convert(AxiReadEngine(params, 4, burst_bytes=64))
+    assert "ram_style" not in text
+
+
 def test_reader_top_of_address_space():
     params = AxiParams(data_width=64, addr_width=20, id_width=1)
     engine = AxiReadEngine(params, 2, burst_bytes=64, length_bits=20)
@@ -227,6 +275,8 @@ def test_writer_rejects_misaligned_base_without_writing():
      "buffer_beats must be at least 16, not 8"),
     (lambda: AxiReadEngine(AxiParams(), 1, max_outstanding=0), "max_outstanding must be"),
     (lambda: AxiReadEngine("x", 1), "params must be an AxiParams"),
+    (lambda: AxiReadEngine(AxiParams(), 1, buffer_style=1), "buffer_style must be a string"),
+    (lambda: AxiReadEngine(AxiParams(), 1, leaf_beats=5), "leaf_beats must be between 1 and 4"),
     (lambda: AxiWriteEngine(AxiParams(), 3), "ports must be a power of two"),
     (lambda: AxiWriteEngine(AxiParams(), 4, batch_bytes=128), "batch_bytes must be a power of "
                                                               "two of at least 256"),

@@ -131,6 +131,8 @@ def test_model_command(tmp_path):
     (["qor", "--update"], "--update needs --golden"),
     (["qor", "--golden", "x.json", "--set", "trees=2"],
      "--golden checks the presets' figures; drop --set"),
+    (["qor", "--store-figures", "--set", "trees=2"],
+     "--store-figures stores a preset's own figures; drop --set and --golden"),
     (["qor", "--golden", "missing.json"],
      "cannot read golden figures missing.json: [Errno 2] No such file or directory: "
      "'missing.json'"),

@@ -214,6 +214,38 @@ def test_floorplan_reproduces_the_paper_with_its_estimates():
     check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.9, 0.85)
 
 
+def test_stored_block_figures_match_the_presets():
+    """The figures stored with the presets (``topsort-hdl qor --store-figures``) name exactly
+    the blocks a preset's estimate synthesises, measured with its parameters as they are."""
+    from topsort_hdl.kernel.config import PRESETS
+    from topsort_hdl.qor.blocks import kernel_blocks
+    from topsort_hdl.qor.figures import config_shape, load_figures, stored_blocks
+
+    presets = load_figures()
+    assert "u280" in presets
+    for name, entry in presets.items():
+        config = PRESETS[name]
+        assert entry["config"] == config_shape(config), name
+        assert list(entry["blocks"]) == [block.name for block in kernel_blocks(config)], name
+        blocks = stored_blocks(config)
+        assert all(usage.luts > 0 for usage in blocks.values()), name
+
+
+def test_generation_floorplans_with_the_stored_figures():
+    from topsort_hdl.vitis import board_floorplan, floorplan_estimates
+
+    config, platform = config_from("u280"), PLATFORMS["u280"]
+    estimates, source = floorplan_estimates(config)
+    assert source == "the stored QoR estimate of u280"
+    assert estimates["tree"].uram > 0 and estimates["phase2"].lut > estimates["tree"].lut
+    plan = board_floorplan(config)
+    check_floorplan(config, platform, plan, estimates, 0.95, 0.85)
+    assert len(plan.trees_on(0)) < config.trees      # trees leave the HBM die
+    # A changed shape has no figures of its own: the paper's.
+    changed = config_from("u280", ["read_outstanding=8"])
+    assert floorplan_estimates(changed)[1] == "the paper's per-tree figures"
+
+
 def test_floorplan_limits():
     from topsort_hdl.platforms import Resources
     from topsort_hdl.vitis.floorplan import plan_floorplan

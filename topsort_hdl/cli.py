@@ -125,6 +125,9 @@ def _parser():
     qor.add_argument("--update", action="store_true",
                      help="with --golden: rewrite the golden file with the new figures")
     qor.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    qor.add_argument("--store-figures", action="store_true",
+                     help="store the preset's block figures with it (topsort_hdl/kernel/"
+                          "block_figures.json), for the floorplan of `generate`")
 
     bitstream = commands.add_parser("bitstream", help="build the on-chip demo sorter's "
                                     "bitstream for an open-toolchain board (YoWASP tools)")
@@ -387,6 +390,9 @@ def _qor(args):
         raise UsageError("--update needs --golden")
     if args.set and args.golden:
         raise UsageError("--golden checks the presets' figures; drop --set")
+    if args.store_figures and (args.set or args.golden):
+        raise UsageError("--store-figures stores a preset's own figures; drop --set and "
+                         "--golden")
     config = _config(args)
     golden = {}
     if args.golden and (args.golden.exists() or not args.update):
@@ -402,7 +408,8 @@ def _qor(args):
         print(line, file=sys.stderr, flush=True)
 
     try:
-        figures, lines, failures = qor.run_qor(parts, configs, progress)
+        figures, lines, failures = qor.run_qor(parts, configs, progress,
+                                               store_figures=args.store_figures)
     except (SynthesisError, SimulationError, RuntimeError) as error:
         print(f"{PROG}: qor failed: {error}", file=sys.stderr)
         return 1

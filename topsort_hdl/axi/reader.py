@@ -1,7 +1,8 @@
 """The read engine: one AXI4 master keeping many leaf buffers fed."""
 
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -40,6 +41,14 @@ def lowest_set(m, vector, width):
     return index
 
 
+def _one_hot_select(one_hot, values):
+    """``values[i]`` for the set bit ``i`` of ``one_hot`` (zero when none is)."""
+    result = 0
+    for i, value in enumerate(values):
+        result = result | Mux(one_hot[i], value, 0)
+    return result
+
+
 class AxiReadEngine(wiring.Component):
     """Read one contiguous byte region per leaf, in INCR bursts, into per-leaf beat buffers.
 
@@ -61,6 +70,15 @@ class AxiReadEngine(wiring.Component):
     registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
     one cycle; a leaf's first burst leaves about five cycles after its command.
 
+    The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
+    see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
+    front of its stream (``leaf_beats``). The memory takes a beat from R and gives one to a
+    leaf register every cycle; a leaf's registers are refilled from registered state only (no
+    path from a leaf's ``ready`` to the memory), four cycles from a beat taken to the next in
+    its place, so one leaf takes at most ``leaf_beats`` beats every four cycles (and one every
+    other cycle), the engine a beat every cycle over its leaves. A leaf feeder needs a beat
+    every ``records per beat`` cycles at most (eight on the U280: one register is enough).
+
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
     nobody asked for.
@@ -78,13 +96,21 @@ class AxiReadEngine(wiring.Component):
     max_outstanding : int
         Bursts in flight at most.
     buffer_beats : int
-        Depth of each leaf buffer in beats, at least one burst and 3 (default: two bursts).
+        Depth of each leaf buffer in beats, at least one burst (default: two bursts, at least
+        2), not counting the leaf's beat register.
     length_bits : int
         Width of a command's byte count.
+    buffer_style : str or None
+        ``ram_style`` of the shared buffer memory (``"ultra"``: UltraRAM, ``"block"``: block
+        RAM), honoured by Vivado and Yosys; ``None`` leaves the choice to the tool.
+    leaf_beats : int
+        Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
+        every four cycles, at most one every other cycle.
     """
 
     def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
-                 max_outstanding=4, buffer_beats=None, length_bits=36):
+                 max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None,
+                 leaf_beats=1):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
         if short_burst_bytes is None:
             short_burst_bytes = burst_bytes
@@ -98,9 +124,13 @@ class AxiReadEngine(wiring.Component):
             raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
                              f"name {leaves} leaves, not {params.id_width}")
         if buffer_beats is None:
-            buffer_beats = max(3, 2 * self.burst_beats)
-        # A SyncFIFOBuffered shorter than 3 cannot take a beat every cycle.
-        check_at_least("buffer_beats", buffer_beats, max(3, self.burst_beats))
+            buffer_beats = max(2, 2 * self.burst_beats)
+        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+        if buffer_style is not None and not isinstance(buffer_style, str):
+            raise TypeError(f"buffer_style must be a string or None, not {buffer_style!r}")
+        self.buffer_style = buffer_style
+        check_range("leaf_beats", leaf_beats, 1, 4)
+        self.leaf_beats = leaf_beats
         self.params = params
         self.leaves = leaves
         self.burst_bytes = burst_bytes
@@ -146,11 +176,15 @@ class AxiReadEngine(wiring.Component):
         # or to the region's end. Its length is registered, and whether the leaf's buffer has
         # room for it is registered from that: the issue step reads only flip-flops. Room a
         # cycle old is safe (a leaf's buffer only drains meanwhile); the length is two cycles
-        # behind a leaf's address and count, so a leaf that has just issued or taken a command
-        # sits out two cycles (the others may go).
+        # behind a leaf's address and count, so a leaf that has just taken a command sits out
+        # two cycles, one that has just issued three (its address and count advance a cycle
+        # after the burst leaves, see below; the others may go).
         short_bits = exact_log2(self.short_burst_beats)
         settling = Signal(leaves)
         loading = Signal(leaves)             # a leaf takes a command this cycle
+        advancing = Signal(leaves)           # one-hot: the leaf that issued last cycle
+        new_beat = Signal.like(next_beat[0])
+        new_left = Signal.like(to_issue[0])
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
@@ -163,15 +197,14 @@ class AxiReadEngine(wiring.Component):
                 burst_len[i].eq(Mux(within, low, to_boundary)),
                 request[i].eq((to_issue[i] != 0) & ~settling[i] &
                               (committed[i] + burst_len[i] <= self.buffer_beats)),
-                settling[i].eq(loading[i]),
+                settling[i].eq(loading[i] | advancing[i]),
             ]
             with m.If(grant[i]):
-                m.d.sync += [
-                    request[i].eq(0),
-                    settling[i].eq(1),
-                    next_beat[i].eq(next_beat[i] + burst_len[i]),
-                    to_issue[i].eq(to_issue[i] - burst_len[i]),
-                ]
+                m.d.sync += [request[i].eq(0), settling[i].eq(1)]
+            # One adder for every leaf's address and count (a burst leaves per cycle at most),
+            # and the same wires bring a command's: a leaf's registers take them, nothing else.
+            with m.If(advancing[i] | loading[i]):
+                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left)]
 
         # Round robin: the lowest requesting leaf above the last one served, else the lowest.
         last_served = Signal(range(max(2, leaves)))
@@ -188,6 +221,9 @@ class AxiReadEngine(wiring.Component):
                              (outstanding < self.max_outstanding))
         with m.If(axi.arready):
             m.d.sync += axi.arvalid.eq(0)
+        issued_len = Signal.like(burst_len[0])
+        issued_left = Signal.like(to_issue[0])
+        m.d.sync += advancing.eq(grant)
         with m.If(issue):
             m.d.sync += [
                 axi.arvalid.eq(1),
@@ -195,6 +231,8 @@ class AxiReadEngine(wiring.Component):
                 axi.arlen.eq(Array(burst_len)[chosen] - 1),
                 axi.arid.eq(chosen),
                 last_served.eq(chosen),
+                issued_len.eq(Array(burst_len)[chosen]),
+                issued_left.eq(to_issue[chosen]),
             ]
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
@@ -240,8 +278,9 @@ class AxiReadEngine(wiring.Component):
         decoded_leaves = Signal()
         sums_move = Signal()
         m.d.comb += [
-            decoded_leaves.eq(decoded.valid & (~decoded.known |
-                                               ~returning.bit_select(decoded.target, 1))),
+            # (not while a leaf's address advances: they share the wires)
+            decoded_leaves.eq(decoded.valid & ~advancing.any() &
+                              (~decoded.known | ~returning.bit_select(decoded.target, 1))),
             sums_move.eq(sums.valid & (~decoded.valid | decoded_leaves)),
             self.cmd.ready.eq(~sums.valid | sums_move),
         ]
@@ -279,14 +318,17 @@ class AxiReadEngine(wiring.Component):
                 decoded.end.eq(sums.end),
             ]
         target = decoded.target
-        m.d.comb += loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0))
+        m.d.comb += [
+            loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0)),
+            new_beat.eq(Mux(advancing.any(), axi.araddr[lane_bits:] + issued_len,
+                            decoded.next_beat)),
+            new_left.eq(Mux(advancing.any(), issued_left - issued_len, decoded.beats)),
+        ]
         with m.If(decoded_leaves):
             with m.If(decoded.bad):
                 m.d.sync += self.error.eq(1)
             with m.Elif(decoded.load):
                 m.d.sync += [
-                    next_beat[target].eq(decoded.next_beat),
-                    to_issue[target].eq(decoded.beats),
                     to_return[target].eq(decoded.beats),
                     first[target].eq(1),
                     begin[target].eq(decoded.begin),
@@ -304,29 +346,99 @@ class AxiReadEngine(wiring.Component):
             with m.If(to_return[rid] == 1):
                 m.d.sync += returning.bit_select(rid, 1).eq(0)
 
+        # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
+        # filled from R at its write pointer and read at its read pointer into its beat
+        # register, only while that register is empty and no read for it is under way, so every
+        # read lands: a slot is free once read. Pointers carry one bit more than a slot index
+        # (full and empty differ).
+        slot_bits = ceil_log2(self.buffer_beats)
+        leaf_bits = max(1, ceil_log2(leaves))
+        attrs = {"ram_style": self.buffer_style} if self.buffer_style else None
+        memory = m.submodules.buffers = Memory(shape=self.beat_layout, depth=1 << (slot_bits +
+                                               leaf_bits), init=[], attrs=attrs)
+        write, read = memory.write_port(), memory.read_port()
+        wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
+        rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
+        final = Cat(to_return[i] == 1 for i in range(leaves))
+        arriving = axi.rvalid & beat_ok
+        m.d.comb += [
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid[:leaf_bits])),
+            write.en.eq(arriving),
+            write.data.data.eq(axi.rdata),
+            write.data.begin.eq(Mux(first[rid], begin[rid], 0)),
+            write.data.end.eq(Mux(final.bit_select(rid, 1), end[rid], lanes)),
+            write.data.last.eq(final.bit_select(rid, 1)),
+        ]
+        # Room is reserved, so a beat never finds its leaf's region full.
+        full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
+        with m.If(arriving & full.bit_select(rid, 1)):
+            m.d.sync += self.error.eq(1)
+
+        # The read side, in registered steps (no path from the pointers' compare through the
+        # choice to the memory's address in one cycle): a leaf is chosen a cycle before it is
+        # read, among those with a stored beat, an empty register and no read under way or
+        # about to be, round robin (the lowest above the leaf chosen two cycles before, else
+        # the lowest).
+        stocked = Signal(leaves)             # a leaf has a beat in the memory
+        reads = Signal(leaves)               # one-hot: the leaf read this cycle
+        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
+        above = Signal(leaves)               # the leaves above the one chosen before
+        # A leaf's beat registers hold ``count`` beats; with the one landing it wants another
+        # while they leave room for it, not in the cycle it is read (``stocked`` does not count
+        # that read yet).
+        depth = self.leaf_beats
+        counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
+        wants = Signal(leaves)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] & (counts[i] + reading[i] < depth)
+                                 for i in range(leaves)))
+        upper = Signal(leaves)
+        m.d.comb += upper.eq(wants & above)
+        chosen_next = Mux(upper.any(), upper, wants)
+        m.d.sync += [
+            reads.eq(Cat(chosen_next[i] & ~chosen_next[:i].any() for i in range(leaves))),
+            reading.eq(reads),
+        ]
+        # From the one-hot choice by AND-OR: no priority chain on the way to the address.
+        slot = Signal(slot_bits)
+        index = Signal(leaf_bits)
+        with m.If(reads.any()):
+            m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
+        m.d.comb += [
+            slot.eq(_one_hot_select(reads, [r[:slot_bits] for r in rptr])),
+            index.eq(_one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            read.addr.eq(Cat(slot, index)),
+            read.en.eq(reads.any()),
+        ]
+
         for i in range(leaves):
-            buffer = fifo.SyncFIFOBuffered(width=self.beat_layout.size, depth=self.buffer_beats)
-            m.submodules[f"buffer{i}"] = buffer
-            beat = Signal(self.beat_layout, name=f"beat{i}")
-            final = to_return[i] == 1
-            m.d.comb += [
-                beat.data.eq(axi.rdata),
-                beat.begin.eq(Mux(first[i], begin[i], 0)),
-                beat.end.eq(Mux(final, end[i], lanes)),
-                beat.last.eq(final),
-                buffer.w_data.eq(beat),
-                buffer.w_en.eq(axi.rvalid & beat_ok & (rid == i)),
-            ]
-            with m.If(buffer.w_en & ~buffer.w_rdy):
-                m.d.sync += self.error.eq(1)  # cannot happen: room is reserved
-            m.d.comb += [
-                self.leaf[i].valid.eq(buffer.r_rdy),
-                self.leaf[i].payload.eq(buffer.r_data),
-                buffer.r_en.eq(self.leaf[i].ready),
-            ]
+            # Beat registers in a ring: each loads only from the memory, so none has a
+            # multiplexer in front (one register: none behind either).
+            beats = [Signal(self.beat_layout, name=f"beat{i}_{d}") for d in range(depth)]
             taken = self.leaf[i].valid & self.leaf[i].ready
+            into = Signal(range(depth), name=f"into{i}")
+            out = Signal(range(depth), name=f"out{i}")
+            for d in range(depth):
+                with m.If(reading[i] & (into == d)):
+                    m.d.sync += beats[d].eq(read.data)
+            m.d.sync += counts[i].eq(counts[i] + reading[i] - taken)
+            if depth > 1:
+                with m.If(reading[i]):
+                    m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
+                with m.If(taken):
+                    m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))
+            m.d.comb += [
+                self.leaf[i].valid.eq(counts[i] != 0),
+                self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
+                                        if depth > 1 else beats[0]),
+            ]
+            next_w = wptr[i] + (arriving & (rid == i))
+            next_r = rptr[i] + reads[i]
+            m.d.sync += [wptr[i].eq(next_w), rptr[i].eq(next_r),
+                         stocked[i].eq(next_w[:slot_bits + 1] != next_r[:slot_bits + 1])]
+            # Entries taken or promised: a burst's beats when it is issued, until each is read
+            # out of the memory.
             issued = Mux(grant[i], burst_len[i], 0)
-            m.d.sync += committed[i].eq(committed[i] + issued - taken)
+            m.d.sync += committed[i].eq(committed[i] + issued - reads[i])
 
         busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \
             Cat(to_return[i] != 0 for i in range(leaves)).any()

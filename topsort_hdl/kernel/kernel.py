@@ -20,14 +20,15 @@ from amaranth.utils import exact_log2
 from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
+from ..platforms import PLATFORMS
 from ..tree import MergeTree, ReuseSwitch
 from .controller import COUNT_BITS, TreeController
 from .feeder import LeafFeeder
 from .packer import RootPacker
 
-__all__ = ["TopSortKernel", "kernel_arguments", "kernel_counters", "kernel_verilog",
-           "argument_ports", "half_argument", "master_port", "STATUS_BITS", "CONTROL_ADDR_WIDTH",
-           "CONTROL_PORT"]
+__all__ = ["TopSortKernel", "tree_read_engine", "kernel_arguments", "kernel_counters",
+           "kernel_verilog", "argument_ports", "half_argument", "master_port", "STATUS_BITS",
+           "CONTROL_ADDR_WIDTH", "CONTROL_PORT"]
 
 CONTROL_ADDR_WIDTH = 12
 # The channels of each port whose receivers never refuse a beat: the read engine reserves a
@@ -50,6 +51,28 @@ READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
 WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache",
                      "awprot", "awqos", "awvalid", "wdata", "wstrb", "wlast", "wvalid", "bready")
 WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
+
+
+def tree_read_engine(config, reused=False):
+    """Tree ``i``'s read engine (``reused``: one of the phase-2 trees), as the kernel builds it
+    (and the QoR estimate)."""
+    c = config
+    # A tree runs about l bursts behind its reader, a fixed cost per pass: the reused trees'
+    # long phase-2 bursts would quadruple it in every phase-1 pass.
+    return AxiReadEngine(c.axi, c.leaves,
+                         burst_bytes=c.reuse_burst_bytes if reused else c.read_burst_bytes,
+                         short_burst_bytes=c.read_burst_bytes,
+                         max_outstanding=c.read_outstanding,
+                         length_bits=COUNT_BITS + exact_log2(c.record_bytes),
+                         buffer_style=PLATFORMS[c.platform].buffer_ram or None,
+                         leaf_beats=leaf_beats(c))
+
+
+def leaf_beats(config):
+    """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
+    beat every ``records per beat`` cycles at most, a register refills in four."""
+    per_beat = config.data_width // (config.key_bits + config.value_bits)
+    return 1 if per_beat >= 8 else 2
 
 
 RECORDS_BITS = 32       # the record count argument: pyxrt passes 32-bit scalars safely
@@ -184,12 +207,7 @@ class TopSortKernel(wiring.Component):
         m.d.comb += switch.mode.eq(phase2)
         tree_shift = exact_log2(trees)
         for i in range(trees):
-            # A tree runs about l bursts behind its reader, a fixed cost per pass: the reused
-            # trees' long phase-2 bursts would quadruple it in every phase-1 pass.
-            burst = c.reuse_burst_bytes if i in reused else c.read_burst_bytes
-            reader = AxiReadEngine(p, leaves, burst_bytes=burst,
-                                   short_burst_bytes=c.read_burst_bytes,
-                                   max_outstanding=c.read_outstanding, length_bits=length_bits)
+            reader = tree_read_engine(c, reused=i in reused)
             dp.d.comb += reader.short.eq(~phase2)
             writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
                                     batch_bytes=c.batch_bytes,

@@ -1,8 +1,9 @@
 """The root packer: a tree root's records, pads dropped, packed into full memory words."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from ..records import BundleLayout, RecordLayout, check_power_of_two, check_range, tree_record
 
@@ -29,8 +30,10 @@ class RootPacker(wiring.Component):
     a stray run would pair with a real one. A job of zero records takes its command and sends
     nothing; no bundle is taken without a job.
 
-    A ``2*rate``-record accumulator takes one bundle per cycle at its fill level and gives one
-    word per cycle from its bottom, so bundles go in and words come out every cycle.
+    The records wait in a ``2*rate``-record ring of two words: a bundle's records go in at the
+    write position, rotated there as a whole (``log2(rate)`` stages of 2:1 multiplexers, no
+    per-slot choice of record), and a word leaves from a word boundary; so bundles go in and
+    words come out every cycle without shifting the whole store each cycle.
 
     Parameters
     ----------
@@ -70,34 +73,34 @@ class RootPacker(wiring.Component):
         rate = self._rate
         width = self._record.size
         pad_bit = width  # the pad flag sits just above a plain record in a tree record
+        slots = 2 * rate
 
         remaining = Signal(self._count_bits)        # real records still to take
-        acc = Signal(2 * rate * width)               # records [0, fill) valid, the rest zero
-        fill = Signal(range(2 * rate + 1))
+        ring = [Signal(width, name=f"slot{s}") for s in range(slots)]
+        word = Signal()                              # the word that leaves next (0 or 1)
+        fill = Signal(range(slots + 1))              # records waiting, from that word on
+        at = Signal(range(slots))                    # where the next record goes
         out_valid = Signal()
         out_data = Signal(rate * width)
 
-        # The word leaving the accumulator this cycle, if any.
+        # The word leaving the ring this cycle, if any: whole, or the job's final records with
+        # the slots past them zero.
         free = ~out_valid | self.o.ready
         emit = Signal()
         kept = Signal.like(fill)                    # fill once the word has left
-        rest = Signal.like(acc)
         m.d.comb += [
             emit.eq(free & ((fill >= rate) | (remaining == 0) & (fill != 0))),
             kept.eq(Mux(emit, Mux(fill >= rate, fill - rate, 0), fill)),
-            rest.eq(Mux(emit, acc >> (rate * width), acc)),
         ]
+        leaving = Cat(Mux(fill > j, Mux(word, ring[rate + j], ring[j]), 0) for j in range(rate))
 
         # The bundle entering it: its real records, at most the job's remainder of them.
         bundle = self.i.payload.records
         reals = Signal(range(rate + 1))
         count = Signal(range(rate + 1))
-        masked = Signal(rate * width)
         m.d.comb += reals.eq(sum((~bundle[j].as_value()[pad_bit]).as_unsigned()
                                  for j in range(rate)))
         m.d.comb += count.eq(Mux(remaining < reals, remaining, reals))
-        m.d.comb += masked.eq(Cat(Mux(j < count, bundle[j].as_value()[:width], 0)
-                                  for j in range(rate)))
         take = Signal()
         tail = Signal()     # the final record is in; its run's last bundle is not
         m.d.comb += [
@@ -107,24 +110,35 @@ class RootPacker(wiring.Component):
         with m.If(take):
             m.d.sync += tail.eq(~self.i.payload.last & (remaining == count))
 
-        placed = Signal.like(acc)
-        with m.Switch(kept):
-            for level in range(rate + 1):
-                with m.Case(level):
-                    m.d.comb += placed.eq(masked << (level * width))
+        # Where the records go once the word has left: a partial final word leaves the rest of
+        # its slots unused, so the next job starts on the other word.
+        start = Signal.like(at)
+        m.d.comb += start.eq(Mux(emit & (fill < rate), Mux(word, 0, rate), at))
+        # Record k of the bundle to slot start + k: rotate the bundle by start mod rate, then
+        # slot s takes rotated record s mod rate when it is among the next count slots.
+        rotated = Cat(bundle[j].as_value()[:width] for j in range(rate))
+        for bit in range(exact_log2(rate)):
+            step = (1 << bit) * width
+            rotated = Mux(start[bit], rotated.rotate_left(step), rotated)
+        rotated_records = Signal(rate * width)
+        m.d.comb += rotated_records.eq(rotated)
+        for s in range(slots):
+            offset = (C(s, len(at) + 1) - start)[:len(at)]      # (s - start) mod slots
+            with m.If(take & (offset < count)):
+                m.d.sync += ring[s].eq(rotated_records.word_select(s % rate, width))
         with m.If(take):
             m.d.sync += [
-                acc.eq(rest | placed),
+                at.eq(start + count),
                 fill.eq(kept + count),
                 remaining.eq(remaining - count),
             ]
         with m.Else():
-            m.d.sync += [acc.eq(rest), fill.eq(kept)]
+            m.d.sync += [at.eq(start), fill.eq(kept)]
 
         with m.If(self.o.ready):
             m.d.sync += out_valid.eq(0)
         with m.If(emit):
-            m.d.sync += [out_data.eq(acc[:rate * width]), out_valid.eq(1)]
+            m.d.sync += [out_data.eq(leaving), out_valid.eq(1), word.eq(~word)]
         m.d.comb += [
             self.o.valid.eq(out_valid),
             self.o.payload.eq(out_data),

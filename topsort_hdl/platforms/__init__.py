@@ -93,6 +93,9 @@ class Platform:
         Super long lines between two neighbouring SLRs.
     vitis : tuple of VitisPlatform
         Public Vitis platforms for the board, the default first.
+    buffer_ram : str
+        ``ram_style`` of the read engines' leaf buffers ("ultra": UltraRAM; "": the tool's
+        choice).
     """
 
     name: str
@@ -109,6 +112,7 @@ class Platform:
     sll_per_crossing: int = 0
     vitis: tuple = ()
     part_resources: Resources = Resources()    # the whole device, shell included
+    buffer_ram: str = ""
 
     @property
     def device(self):
@@ -139,6 +143,8 @@ PLATFORMS = {
         hbm_slr=0, slrs=_U280_SLRS,                                # [UG949], [UG1120]
         sll_per_crossing=23_040,                                   # [RapidStream]
         part_resources=_XCU280,                                    # [DS963]
+        # The device's 960 UltraRAMs are otherwise unused: the leaf buffers go there.
+        buffer_ram="ultra",
         vitis=(
             # The current shell first; the 2019.2 shell the paper used keeps its kernels
             # under pfm_top_i/dynamic_region.
@@ -155,6 +161,7 @@ PLATFORMS = {
         channel_gbps=14.375, channel_gbps_measured=13.27,
         clock_hz=214_000_000,
         hbm_slr=0, slrs=_U280_SLRS, sll_per_crossing=23_040, part_resources=_XCU280,
+        buffer_ram="ultra",
         vitis=(VitisPlatform("xilinx_u55c_gen3x16_xdma_3_202210_1", "level0_i/ulp",
                              _SLR_PBLOCKS),)),
     # A scaled-down HBM for simulation: small channels keep simulated sorts short.

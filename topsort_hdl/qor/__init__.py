@@ -26,6 +26,7 @@ def resource_figures(estimate):
         figures[f"resources.{key}.luts"] = usage.luts
         figures[f"resources.{key}.ff"] = usage.ff
         figures[f"resources.{key}.bram"] = usage.bram
+        figures[f"resources.{key}.uram"] = usage.uram
     for block, levels in estimate.levels.items():
         figures[f"levels.{name}.{block}.lut"] = levels.lut
         figures[f"levels.{name}.{block}.cells"] = levels.cells
@@ -104,9 +105,10 @@ def model_errors(config, rows):
     return out
 
 
-def run_qor(parts, resource_configs, progress=print):
-    """Measure ``parts`` (resources of the configurations ``resource_configs``); return
-    ``(figures, report lines, model failures)``."""
+def run_qor(parts, resource_configs, progress=print, store_figures=False):
+    """Measure ``parts`` (resources of the configurations ``resource_configs``, their block
+    figures stored with the presets when ``store_figures``); return ``(figures, report lines,
+    model failures)``."""
     from .measure import BENCHMARK_SORTS, measure_generator, measure_sorts
 
     figures, lines, failures = {}, [], []
@@ -116,6 +118,11 @@ def run_qor(parts, resource_configs, progress=print):
             estimate = estimate_resources(config, progress)
             figures.update(resource_figures(estimate))
             lines += resource_table(estimate) + [""]
+            if store_figures:
+                from .figures import store_figures as store
+
+                path = store(config, estimate.blocks)
+                lines += [f"stored the block figures of {config.name} in {path}", ""]
     if "sorts" in parts:
         for name in BENCHMARK_SORTS:
             config, rows = measure_sorts(name, progress)

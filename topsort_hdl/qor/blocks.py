@@ -19,7 +19,7 @@ LUTs at most.
 
 from dataclasses import dataclass
 
-from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi import AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..kernel.controller import COUNT_BITS, TreeController
 from ..kernel.feeder import LeafFeeder
@@ -29,6 +29,7 @@ from ..kernel.kernel import (
     PORT_ALWAYS_READY,
     kernel_arguments,
     kernel_counters,
+    tree_read_engine,
 )
 from ..kernel.packer import RootPacker
 from ..records import tree_record
@@ -79,13 +80,10 @@ def kernel_blocks(config):
         Block("merge_tree", lambda: MergeTree(record, c.rate, c.leaves, leaf_depth=LEAF_DEPTH),
               f"merge tree p={c.rate}, l={c.leaves} (units, couplers, leaf buffers)"),
         Block("leaf_feeder", lambda: LeafFeeder(record, p, COUNT_BITS), "leaf feeder"),
-        Block("read_engine", lambda: AxiReadEngine(
-            p, c.leaves, burst_bytes=c.read_burst_bytes, max_outstanding=c.read_outstanding,
-            length_bits=length_bits), f"AXI read engine, {c.read_burst_bytes} B bursts"),
-        Block("read_engine_reused", lambda: AxiReadEngine(
-            p, c.leaves, burst_bytes=c.reuse_burst_bytes, short_burst_bytes=c.read_burst_bytes,
-            max_outstanding=c.read_outstanding, length_bits=length_bits),
-            f"AXI read engine, {c.reuse_burst_bytes} B phase-2 bursts"),
+        Block("read_engine", lambda: tree_read_engine(c),
+              f"AXI read engine, {c.read_burst_bytes} B bursts"),
+        Block("read_engine_reused", lambda: tree_read_engine(c, reused=True),
+              f"AXI read engine, {c.reuse_burst_bytes} B phase-2 bursts"),
         Block("write_engine", lambda: AxiWriteEngine(
             p, 1, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
             max_outstanding=c.write_outstanding, length_bits=length_bits),

@@ -63,10 +63,10 @@ def estimate_resources(config, progress=None):
 def _row(name, usage, part, levels=None):
     share = usage.resources().fractions(part)
     percent = " ".join(f"{share[k]:>6.1%}" if k in share else f"{'-':>6}"
-                       for k in ("lut", "ff", "bram"))
+                       for k in ("lut", "ff", "bram", "uram"))
     depth = f" {levels.lut:>4}/{levels.cells}" if levels else ""
     return (f"{name:<24} {usage.luts:>9,} {usage.lut:>9,} {usage.lutram:>7,} {usage.srl:>6,} "
-            f"{usage.ff:>9,} {usage.bram:>6g} {percent}{depth}")
+            f"{usage.ff:>9,} {usage.bram:>6g} {usage.uram:>5} {percent}{depth}")
 
 
 DEEPEST = 3     # blocks whose deepest path the table names
@@ -91,9 +91,10 @@ def resource_table(estimate):
     board = PLATFORMS[c.platform]
     part = board.part_resources
     head = (f"{'block':<24} {'LUT':>9} {'logic':>9} {'LUTRAM':>7} {'SRL':>6} {'FF':>9} "
-            f"{'BRAM':>6} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6}")
+            f"{'BRAM':>6} {'URAM':>5} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6} {'%URAM':>6}")
     levels = " levels" if estimate.levels else ""
-    device = (f"% of the {board.part} ({part.lut:,} LUT, {part.ff:,} FF, {part.bram:g} RAMB36)"
+    device = (f"% of the {board.part} ({part.lut:,} LUT, {part.ff:,} FF, {part.bram:g} RAMB36, "
+              f"{part.uram} URAM288)"
               if part.lut else f"no device figures for platform {board.name}")
     lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); {device}",
              head + levels]
@@ -114,7 +115,8 @@ def resource_table(estimate):
         region = estimate.groups["kernel"].resources().fractions(board.device)
         paper = PAPER_U280_UTILIZATION
         lines.append(f"ours: kernel {kernel['lut']:.1%} LUT, {kernel['ff']:.1%} FF, "
-                     f"{kernel['bram']:.1%} BRAM of the device ({region['lut']:.1%} of the "
+                     f"{kernel['bram']:.1%} BRAM, {kernel['uram']:.1%} URAM of the device "
+                     f"({region['lut']:.1%} of the "
                      f"LUTs the shell leaves to kernels); a phase-1 tree {tree['lut']:.1%} LUT")
         lines.append(f"paper (U280, Vivado): kernel {paper['lut']:.1%} LUT, {paper['ff']:.1%} "
                      f"FF, {paper['bram']:.0%} BRAM; each non-reused tree under "
@@ -124,8 +126,9 @@ def resource_table(estimate):
 
 
 def _floorplan_lines(estimate):
-    """Where the floorplan model would put the trees with these estimates instead of the
-    paper's figures (what generation uses)."""
+    """Where the floorplan model would put the trees with these estimates, and with what
+    generation uses (the stored figures, or the paper's)."""
+    from ..vitis import board_floorplan, floorplan_estimates
     from ..vitis.floorplan import plan_floorplan
 
     c = estimate.config
@@ -139,6 +142,9 @@ def _floorplan_lines(estimate):
                               groups["phase-2 extras"].resources(), utilization=0.95)
     except ValueError as error:
         return [f"floorplan with these estimates: none fits ({error})"]
-    split = " / ".join(str(len(plan.trees_on(die))) for die in range(len(board.slrs)))
-    return [f"floorplan with these estimates (95% dies): trees per SLR0/1/2 {split} "
-            f"(generation uses the paper's figures)"]
+    def split(plan):
+        return " / ".join(str(len(plan.trees_on(die))) for die in range(len(board.slrs)))
+
+    _, source = floorplan_estimates(c)
+    return [f"floorplan with these estimates (95% dies): trees per SLR0/1/2 {split(plan)}; "
+            f"generation, with {source}: {split(board_floorplan(c))}"]

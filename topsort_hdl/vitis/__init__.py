@@ -18,8 +18,8 @@ from .identity import KERNEL_NAME, compute_unit, vlnv
 from .kernel_xml import kernel_xml
 from .package import package_tcl
 
-__all__ = ["write_project", "board_floorplan", "port_channels", "kernel_xml", "link_config",
-           "package_tcl", "config_header"]
+__all__ = ["write_project", "board_floorplan", "floorplan_estimates", "port_channels",
+           "kernel_xml", "link_config", "package_tcl", "config_header"]
 
 TEMPLATES = ("host.cpp", "host.py", "topsort_layout.h")
 
@@ -93,16 +93,31 @@ run-py: $(XCLBIN) | check-xrt
 """
 
 
-def board_floorplan(config):
-    """The floorplan of ``config`` on its board (None for a board without dies to plan).
+def floorplan_estimates(config):
+    """The per-tree resources the floorplan plans ``config`` with: ``(estimates, source)``,
+    ``estimates`` as :func:`plan_floorplan` takes them. A preset's own, composed from the block
+    figures stored with it (:mod:`topsort_hdl.qor.figures`, no Yosys run); the paper's U280
+    figures for a configuration without stored figures."""
+    from ..qor.figures import stored_groups
 
-    Per-tree resources are the paper's U280 figures until the QoR estimates (issue 7) give
-    this configuration's own; dies are filled to 95%, the density the paper routed at 214 MHz
-    (its 2 / 6 / 8 split), SLLs to 85%."""
+    groups = stored_groups(config)
+    if groups is None:
+        return PAPER_U280_ESTIMATES, "the paper's per-tree figures"
+    return ({"tree": groups["phase-1 tree"].resources(),
+             "reused_tree": groups["reused tree"].resources(),
+             "phase2": groups["phase-2 extras"].resources()},
+            f"the stored QoR estimate of {config.name}")
+
+
+def board_floorplan(config):
+    """The floorplan of ``config`` on its board (None for a board without dies to plan), with
+    :func:`floorplan_estimates`: dies are filled to 95%, the density the paper routed at
+    214 MHz (its 2 / 6 / 8 split with its figures), SLLs to 85%."""
     platform = PLATFORMS[config.platform]
     if not platform.vitis or not platform.slrs:
         return None
-    return plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.95)
+    estimates, _ = floorplan_estimates(config)
+    return plan_floorplan(config, platform, **estimates, utilization=0.95)
 
 
 def write_project(config, out_dir, plan=None):
@@ -113,13 +128,14 @@ def write_project(config, out_dir, plan=None):
     if not platform.vitis:
         return []
     plan = plan or board_floorplan(config)
+    _, source = floorplan_estimates(config)
     registers = RegisterMap(kernel_arguments(config), kernel_counters(config))
     files = {
         "kernel.xml": kernel_xml(config),
         "package_kernel.tcl": package_tcl(config, platform.part),
         "link.cfg": link_config(config, hbm_slr=platform.hbm_slr, frequency_hz=config.clock_hz,
                                 floorplan_tcl="floorplan.tcl"),
-        "floorplan.tcl": floorplan_tcl(config, platform, plan, compute_unit()),
+        "floorplan.tcl": floorplan_tcl(config, platform, plan, compute_unit(), source),
         "topsort_config.h": config_header(config, registers),
         "topsort_config.json": json.dumps({
             "kernel": KERNEL_NAME, "vlnv": vlnv(), "compute_unit": compute_unit(),
