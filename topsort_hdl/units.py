@@ -11,7 +11,8 @@ from .tree import MergeTree, ReuseSwitch
 
 __all__ = ["UNIT_KINDS", "build_unit", "emit_verilog"]
 
-# Use the Yosys that ships with Amaranth, never whatever is on PATH (a system Yosys may be older or newer than the one Amaranth was tested with).
+# Use the Yosys that ships with Amaranth, never whatever is on PATH (a system Yosys
+# may be older or newer than the one Amaranth was tested with).
 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 
 

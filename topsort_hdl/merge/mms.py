@@ -14,7 +14,7 @@ from ..records import (
 )
 from .bitonic import BitonicMergeNetwork
 from .credit import CreditCounter
-from .lanes import LaneFIFO
+from .lanes import LaneFIFO, stream_out
 from .selector import RunSelector
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
@@ -176,7 +176,7 @@ class MmsMergeUnit(wiring.Component):
         m.d.sync += flush_pending.eq(flush_pending_next)
         m.d.comb += [
             credit.add.eq(emits),
-            credit.sub.eq(self.o.valid & self.o.ready),
+            credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
             # The first step of a run emits nothing unless it carries the previous flush.
             selector.accept_next.eq(credit.room_next
                                     | selector.first_next & ~flush_pending_next),
@@ -252,14 +252,8 @@ class MmsMergeUnit(wiring.Component):
         result = Signal(self._bundle)
         for i in range(e):
             m.d.comb += result.records[i].eq(bms.o[i].record)
-        m.d.comb += [
-            result.last.eq(flags.last),
-            o_fifo.w_data.eq(result),
-            o_fifo.w_en.eq(flags.emits),
-            self.o.payload.eq(o_fifo.r_data),
-            self.o.valid.eq(o_fifo.r_rdy),
-            o_fifo.r_en.eq(self.o.ready),
-        ]
+        m.d.comb += result.last.eq(flags.last)
+        stream_out(m, o_fifo, self.o, result, flags.emits)
         return m
 
 

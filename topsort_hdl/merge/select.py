@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..records import BundleLayout, RecordLayout, check_at_least
 from .credit import CreditCounter
+from .lanes import stream_out
 from .selector import RunSelector
 
 __all__ = ["SelectMergeUnit"]
@@ -71,13 +72,8 @@ class SelectMergeUnit(wiring.Component):
         m.d.comb += [
             result.records.eq(selector.chosen.records),
             result.last.eq(selector.completes),
-            o_fifo.w_data.eq(result),
-            o_fifo.w_en.eq(selector.take),
-            self.o.payload.eq(o_fifo.r_data),
-            self.o.valid.eq(o_fifo.r_rdy),
-            o_fifo.r_en.eq(self.o.ready),
             credit.add.eq(selector.take),
-            credit.sub.eq(self.o.valid & self.o.ready),
+            credit.sub.eq(stream_out(m, o_fifo, self.o, result, selector.take)),
             selector.accept_next.eq(credit.room_next),
         ]
         return m

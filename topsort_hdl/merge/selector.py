@@ -177,7 +177,8 @@ class RunSelector(wiring.Component):
 
         cases = [next_choice(taken) for taken in ("a", "b", None)]
         valid_next, pick_a_next, tie_next = (
-            Mux(take, Mux(pick_a, on_a, on_b), on_none) for on_a, on_b, on_none in zip(*cases))
+            Mux(take, Mux(pick_a, on_a, on_b), on_none)
+            for on_a, on_b, on_none in zip(*cases, strict=True))
         take_next = valid_next & self.accept_next
         m.d.sync += [tie.eq(tie_next), self.valid.eq(valid_next), pick_a.eq(pick_a_next),
                      take.eq(take_next)]
