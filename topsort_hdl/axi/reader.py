@@ -415,8 +415,10 @@ class AxiReadEngine(wiring.Component):
             # multiplexer in front (one register: none behind either).
             beats = [Signal(self.beat_layout, name=f"beat{i}_{d}") for d in range(depth)]
             taken = self.leaf[i].valid & self.leaf[i].ready
-            into = Signal(range(depth), name=f"into{i}")
-            out = Signal(range(depth), name=f"out{i}")
+            # (With one register there is no position to keep: a zero-width signal would be a
+            # [-1:0] wire that Verilator rejects.)
+            into = Signal(range(depth), name=f"into{i}") if depth > 1 else C(0, 1)
+            out = Signal(range(depth), name=f"out{i}") if depth > 1 else C(0, 1)
             for d in range(depth):
                 with m.If(reading[i] & (into == d)):
                     m.d.sync += beats[d].eq(read.data)
