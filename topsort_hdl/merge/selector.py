@@ -1,6 +1,6 @@
 """The selector every merge unit shares: which head bundle goes next, and run bookkeeping."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -24,9 +24,12 @@ class RunSelector(wiring.Component):
     (take a bundle this cycle, and from which side) is a register, made a cycle ahead: of the
     three pairs of heads the next cycle can hold (the heads as they are, or one of them
     replaced by the bundle waiting at its FIFO's output), the one this cycle's decision leads
-    to is compared and decided on. Each record lane has its own copy of the decision, built on
-    that lane's own state, so the enables of a lane's head and FIFO start from a flip-flop next
-    to them. A head that arrives while the other side's head changes too waits one cycle.
+    to is compared and decided on. Everything but the key comparisons is a function of
+    registers worked out for each case, so the comparisons, the latest signals, meet it only
+    in the last two levels of logic before the decision registers. Each record lane has its
+    own copy of the decision, built on that lane's own state, so the enables of a lane's head
+    and FIFO start from a flip-flop next to them. A head that arrives while the other side's
+    head changes too waits one cycle.
 
     The consumer grants the next cycle's take through ``accept_next``, computed from its own
     registers and the selector's registered outputs (``first_next`` among them): for example
@@ -138,8 +141,7 @@ class RunSelector(wiring.Component):
         # equality would be a tree of LUTs.
         def compare(a, b):
             a_key, b_key = a.records[0].key, b.records[0].key
-            a_less, b_less = less_than(a_key, b_key), less_than(b_key, a_key)
-            return a_less, ~a_less & ~b_less
+            return less_than(a_key, b_key), less_than(b_key, a_key)
 
         a_next = data.View(self._bundle, a_queue.next)
         b_next = data.View(self._bundle, b_queue.next)
@@ -150,9 +152,10 @@ class RunSelector(wiring.Component):
         a_next_valid, b_next_valid = a_queue.next_valid[0], b_queue.next_valid[0]
 
         def next_choice(taken):
-            """``(valid, pick_a, tie)`` of the next cycle if this cycle takes ``taken``
-            ("a", "b" or None): each case a small function of registers, the decision picks
-            one at the end (so the decision register is not at the start of a long path)."""
+            """The next cycle's decision if this cycle takes ``taken`` ("a", "b" or None), as
+            functions of registers only: ``valid``, the forced pick when a side is done
+            (``forced``, ``forced_a``), the side preferred on a tie and the pair of heads
+            compared (``pair``: one-hot over ``pairs``)."""
             a_moves = 1 if taken == "a" else ~a_loaded  # a head moves when taken or empty
             b_moves = 1 if taken == "b" else ~b_loaded
             a_loaded_next = Mux(a_moves, a_next_valid, a_loaded)
@@ -163,35 +166,68 @@ class RunSelector(wiring.Component):
                 a_done_n, b_done_n = a_done & ~b_head.last, b_head.last & ~a_done
             else:
                 a_done_n, b_done_n = a_done, b_done
-            prefer_b_n = prefer_b ^ (tie & ~a_done & ~b_done) if taken else prefer_b
             known = Mux(a_moves, ~b_moves & a_next_valid & b_loaded,
                         Mux(b_moves, a_loaded & b_next_valid, 1))
-            less_n = Mux(a_moves, pairs["a_next"][0],
-                         Mux(b_moves, pairs["b_next"][0], pairs["heads"][0]))
-            tie_n = Mux(a_moves, pairs["a_next"][1],
-                        Mux(b_moves, pairs["b_next"][1], pairs["heads"][1]))
-            valid = Mux(a_done_n, b_loaded_next,
-                        Mux(b_done_n, a_loaded_next, a_loaded_next & b_loaded_next & known))
-            pick = Mux(a_done_n, 0, Mux(b_done_n, 1, less_n | tie_n & ~prefer_b_n))
-            return valid, pick, tie_n
+            return {
+                "valid": Mux(a_done_n, b_loaded_next,
+                             Mux(b_done_n, a_loaded_next, a_loaded_next & b_loaded_next & known)),
+                "forced": a_done_n | b_done_n,
+                "forced_a": ~a_done_n,
+                "prefer_b": prefer_b ^ (tie & ~a_done & ~b_done) if taken else prefer_b,
+                "pair": {"a_next": a_moves, "b_next": ~a_moves & b_moves,
+                         "heads": ~a_moves & ~b_moves},
+            }
 
-        cases = [next_choice(taken) for taken in ("a", "b", None)]
-        valid_next, pick_a_next, tie_next = (
-            Mux(take, Mux(pick_a, on_a, on_b), on_none)
-            for on_a, on_b, on_none in zip(*cases, strict=True))
-        take_next = valid_next & self.accept_next
+        # The case this cycle's decision leads to, picked among the three. Everything so far
+        # is a function of registers; the key comparisons, the latest signals, meet it only in
+        # the last two levels of logic before each pop register.
+        cases = {taken: next_choice(taken) for taken in ("a", "b", None)}
+
+        def pick_case(name, pair=None):
+            on_a, on_b, on_none = ((case[name] if pair is None else case[name][pair])
+                                   for case in cases.values())
+            value = Signal(name=f"next_{name}" + (f"_{pair}" if pair else ""))
+            m.d.comb += value.eq(Mux(take, Mux(pick_a, on_a, on_b), on_none))
+            return value
+
+        valid_next, forced, forced_a, prefer_b_n = (
+            pick_case(name) for name in ("valid", "forced", "forced_a", "prefer_b"))
+        pair_next = {pair: pick_case("pair", pair) for pair in pairs}
+        # a wins a pair on a smaller key, or on a tie unless b is preferred.
+        a_wins = {pair: Mux(prefer_b_n, a_less, ~b_less)
+                  for pair, (a_less, b_less) in pairs.items()}
+        tie_next = Signal()
+        m.d.comb += tie_next.eq(Cat(pair_next[p] & ~a_less & ~b_less
+                                    for p, (a_less, b_less) in pairs.items()).any())
+        go = Signal()
+        m.d.comb += go.eq(valid_next & self.accept_next)
+
+        def pops(enable):
+            """``(a popped, b popped)`` of the next cycle for a take granted by ``enable``."""
+            free = enable & ~forced
+            forced_on = enable & forced
+            a_pop = Cat(*(free & pair_next[p] & a_wins[p] for p in pairs),
+                        forced_on & forced_a).any()
+            b_pop = Cat(*(free & pair_next[p] & ~a_wins[p] for p in pairs),
+                        forced_on & ~forced_a).any()
+            return a_pop, b_pop
+
+        pick_a_next, _ = pops(1)
         m.d.sync += [tie.eq(tie_next), self.valid.eq(valid_next), pick_a.eq(pick_a_next),
-                     take.eq(take_next)]
+                     take.eq(go)]
 
         # Each lane's pops: a register of its own, next to the lane's head and FIFO. A side is
         # only taken with its head loaded, so `& loaded_next` of lanes 1 and up changes
         # nothing but builds each copy on that lane's own state: synthesis cannot merge the
         # copies into one flip-flop that fans out to the whole width.
-        for queue, popped, side_next in ((a_queue, self.a_popped, pick_a_next),
-                                         (b_queue, self.b_popped, ~pick_a_next)):
-            m.d.sync += popped[0].eq(take_next & side_next)
-            for lane in range(1, lanes):
+        a_pop, b_pop = pops(go)
+        m.d.sync += [self.a_popped[0].eq(a_pop), self.b_popped[0].eq(b_pop)]
+        for lane in range(1, lanes):
+            lane_loaded = []
+            for queue, popped in ((a_queue, self.a_popped), (b_queue, self.b_popped)):
                 moves = popped[lane] | ~queue.head_valid[lane]
-                loaded_next = Mux(moves, queue.next_valid[lane], queue.head_valid[lane])
-                m.d.sync += popped[lane].eq(take_next & side_next & loaded_next)
+                lane_loaded.append(Mux(moves, queue.next_valid[lane], queue.head_valid[lane]))
+            a_pop, _ = pops(go & lane_loaded[0])
+            _, b_pop = pops(go & lane_loaded[1])
+            m.d.sync += [self.a_popped[lane].eq(a_pop), self.b_popped[lane].eq(b_pop)]
         return m
