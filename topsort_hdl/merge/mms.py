@@ -159,9 +159,8 @@ class MmsMergeUnit(wiring.Component):
 
         flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
         # RA holds the bundle taken more recently than RB's: one copy per record lane, loaded
-        # with that lane's pops (each steers only its own lane's part of X).
+        # with that lane's pops (each steers only its own lane's part of X and ages in BML).
         a_newer_lanes = [Signal(name=f"a_newer_{i}") for i in range(e)]
-        a_newer = a_newer_lanes[0]
         for i, copy in enumerate(a_newer_lanes):
             with m.If(selector.a_popped[i] | selector.b_popped[i]):
                 m.d.sync += copy.eq(selector.a_popped[i])
@@ -177,9 +176,10 @@ class MmsMergeUnit(wiring.Component):
         m.d.comb += [
             credit.add.eq(emits),
             credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
-            # The first step of a run emits nothing unless it carries the previous flush.
-            selector.accept_next.eq(credit.room_next
-                                    | selector.first_next & ~flush_pending_next),
+            # Granted only with room, even for a run's first step, which emits nothing unless
+            # it carries the previous flush: that step waits only while the FIFO is full, and
+            # the grant stays two LUT levels from registers.
+            selector.accept_next.eq(credit.room_next),
         ]
 
         # RA and RB: the last bundle taken from each side, record by record from the selector's
@@ -228,11 +228,11 @@ class MmsMergeUnit(wiring.Component):
             m.d.comb += [
                 bml.a[i].record.eq(ra[i]),
                 bml.a[i].index.eq(i),
-                bml.a[i].age.eq(Mux(a_newer, NEWER, OLDER)),
+                bml.a[i].age.eq(Mux(a_newer_lanes[i], NEWER, OLDER)),
                 bml.a[i].bound.eq(ra_real),
                 bml.b[i].record.eq(rb[i]),
                 bml.b[i].index.eq(i),
-                bml.b[i].age.eq(Mux(a_newer, OLDER, NEWER)),
+                bml.b[i].age.eq(Mux(a_newer_lanes[i], OLDER, NEWER)),
                 bml.b[i].bound.eq(rb_real),
             ]
 

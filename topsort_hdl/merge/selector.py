@@ -32,8 +32,8 @@ class RunSelector(wiring.Component):
     head changes too waits one cycle.
 
     The consumer grants the next cycle's take through ``accept_next``, computed from its own
-    registers and the selector's registered outputs (``first_next`` among them): for example
-    from a :class:`.credit.CreditCounter` of its output buffer.
+    registers and the selector's registered outputs: for example from a
+    :class:`.credit.CreditCounter` of its output buffer.
 
     Parameters
     ----------
@@ -65,8 +65,6 @@ class RunSelector(wiring.Component):
         ``chosen`` is the first bundle of a run (on either side).
     completes : Out(1)
         Taking ``chosen`` ends the run on both sides.
-    first_next : Out(1)
-        The bundle chosen in the next cycle will be the first of a run.
     accept_next : In(1)
         The consumer grants a take in the next cycle. Must not depend on ``take`` of the next
         cycle: compute it from registers and this cycle's outputs.
@@ -91,7 +89,6 @@ class RunSelector(wiring.Component):
             "pick_a": Out(1),
             "first": Out(1),
             "completes": Out(1),
-            "first_next": Out(1),
             "accept_next": In(1),
         })
 
@@ -132,7 +129,6 @@ class RunSelector(wiring.Component):
         a_done_next = Mux(take, ~completes & Mux(pick_a, a_head.last, a_done), a_done)
         b_done_next = Mux(take, ~completes & Mux(pick_a, b_done, b_head.last), b_done)
         prefer_b_next = prefer_b ^ (take & ~a_done & ~b_done & tie)
-        m.d.comb += self.first_next.eq(~in_run_next)
         m.d.sync += [in_run.eq(in_run_next), a_done.eq(a_done_next), b_done.eq(b_done_next),
                      prefer_b.eq(prefer_b_next)]
 
@@ -220,7 +216,8 @@ class RunSelector(wiring.Component):
         # only taken with its head loaded, so `& loaded_next` of lanes 1 and up changes
         # nothing but builds each copy on that lane's own state: synthesis cannot merge the
         # copies into one flip-flop that fans out to the whole width.
-        a_pop, b_pop = pops(go)
+        # (At one lane the decision itself is the shallower pop: nothing fans out.)
+        a_pop, b_pop = pops(go) if lanes > 1 else (go & pick_a_next, go & ~pick_a_next)
         m.d.sync += [self.a_popped[0].eq(a_pop), self.b_popped[0].eq(b_pop)]
         for lane in range(1, lanes):
             lane_loaded = []
