@@ -53,11 +53,12 @@ class RootPacker(wiring.Component):
 
     The decisions are kept short for the clock: the write position and the word that leaves
     are counted modulo four words, so their difference tells every fill apart without a
-    counter of waiting records; a registered flag says whether at least ``3*rate`` records of
-    the job are left (at least ``4*rate`` a cycle earlier, and a bundle takes at most ``rate``),
-    and while it is low only the low ``log2(rate)+2`` bits of the remaining count matter, so
-    the bundle with the job's final record is found by looking that count up in the bundle's
-    pad flags, not by comparing it with a decoded count.
+    counter of waiting records; a registered flag is set when at least ``4*rate`` of the job's
+    records were left a cycle earlier (so at least ``3*rate`` are left now: a bundle takes at
+    most ``rate``), and while it is low fewer than ``4*rate`` are left, so only the low
+    ``log2(rate)+2`` bits of the remaining count matter: the bundle with the job's final record
+    is found by looking that count up in the bundle's pad flags, not by comparing it with a
+    decoded count.
 
     Parameters
     ----------
