@@ -148,10 +148,12 @@ def test_feeder_narrow_counts():
 # The root packer -----------------------------------------------------------------------------
 
 
-def packer_job(rng, rate, counts, max_run):
+def packer_job(rng, rate, counts, max_run, count_bits=40, extra=0):
     """A harness job for packer jobs of ``counts`` records each, sent as runs of random length
     (empty ones included) the way a merge unit emits them: real records first, then pads,
-    sometimes whole bundles of pads before the run's ``last``; also the expected output words."""
+    sometimes whole bundles of pads before the run's ``last``; also the expected output words.
+    With ``extra``, a job's final run carries up to that many more real records past its count
+    (taken and dropped)."""
     in_layout = BundleLayout(PADDED, rate)
     words, expected = [], []
     for count in counts:
@@ -160,21 +162,25 @@ def packer_job(rng, rate, counts, max_run):
         while sum(lengths) < count:
             lengths.append(min(rng.randint(0, max_run), count - sum(lengths)))
         start = 0
+        if lengths and extra:
+            more = rng.randint(1, extra)
+            records += random_records(rng, more)
+            lengths[-1] += more
         for length in lengths:
             run = pad_run(records[start:start + length], rate, PADDED)
             run += [[PAD] * rate for _ in range(rng.choice([0, 0, 1, 2]))]
             words += in_layout.pack_run(run)
             start += length
         for first in range(0, count, rate):
-            word = records[first:first + rate]
+            word = records[first:min(first + rate, count)]
             expected.append(sum(RECORD.pack(*r) << (i * RECORD.size)
                                 for i, r in enumerate(word)))
-    cmd_layout = packer_command_layout(40)
+    cmd_layout = packer_command_layout(count_bits)
     inputs = {"cmd": [pack_struct(cmd_layout, records=c) for c in counts], "i": words}
     return Job(inputs, {"o": len(expected)}), expected
 
 
-@pytest.mark.parametrize("rate,harness_jobs", [(1, 5), (2, 5), (8, 5), (64, 1)])
+@pytest.mark.parametrize("rate,harness_jobs", [(1, 5), (2, 5), (4, 3), (8, 5), (32, 1), (64, 1)])
 def test_packer_matches_model_under_stalls(rate, harness_jobs):
     rng = random.Random(f"packer-{rate}")
     jobs, expected = [], []
@@ -190,6 +196,41 @@ def test_packer_matches_model_under_stalls(rate, harness_jobs):
     # last run whole, trailing pad bundles included, or phase 2 would pair a stray run.)
     for index, (result, words) in enumerate(zip(results, expected, strict=True)):
         assert result.outputs["o"] == words, f"job {index}"
+
+
+@pytest.mark.parametrize("rate", [1, 2, 8, 32])
+def test_packer_drops_records_past_the_count(rate):
+    """A final run longer than the job: the records past the count are taken (the whole run,
+    up to ``last``) and not sent, in the final word's slots or in later bundles."""
+    rng = random.Random(f"packer-extra-{rate}")
+    counts = [1, rate - 1 or 1, rate, 2 * rate + 1, 0, 3 * rate - 1, 4 * rate, 5]
+    job, words = packer_job(rng, rate, counts, max_run=2 * rate, extra=2 * rate)
+    (result,) = run_jobs(RootPacker(RECORD, rate), [job], seed=rate, gap=0.3, stall=0.4)
+    assert result.outputs["o"] == words
+
+
+@pytest.mark.parametrize("rate", [1, 4, 8, 32])
+def test_packer_back_to_back_jobs(rate):
+    """Many jobs in one stream with no input gap and no backpressure: counts around multiples
+    of the rate and of four words (the ring's position range), zero-record jobs in between."""
+    rng = random.Random(f"packer-b2b-{rate}")
+    counts = [4 * rate, 4 * rate + 1, 4 * rate - 1, 0, 3 * rate, 1, 0, 0, rate, rate + 1,
+              2 * rate - 1, 8 * rate + 3, 7]
+    job, words = packer_job(rng, rate, counts, max_run=3 * rate)
+    (result,) = run_jobs(RootPacker(RECORD, rate), [job])
+    assert result.outputs["o"] == words
+
+
+@pytest.mark.parametrize("rate,count_bits", [(2, 1), (8, 3), (8, 4), (4, 6)])
+def test_packer_narrow_counts(rate, count_bits):
+    """A count narrower than log2(rate) + 2 bits (the low bits the packer compares)."""
+    rng = random.Random(f"packer-narrow-{rate}-{count_bits}")
+    top = (1 << count_bits) - 1
+    counts = [top, 0, 1, top, min(rate, top), top - 1, top]
+    job, words = packer_job(rng, rate, counts, max_run=2 * rate, count_bits=count_bits)
+    (result,) = run_jobs(RootPacker(RECORD, rate, count_bits=count_bits), [job], seed=count_bits,
+                         gap=0.3, stall=0.4)
+    assert result.outputs["o"] == words
 
 
 @pytest.mark.parametrize("rate", [1, 2, 8])

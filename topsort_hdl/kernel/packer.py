@@ -17,6 +17,15 @@ def packer_command_layout(count_bits):
     return data.StructLayout({"records": count_bits})
 
 
+def below(value, bound):
+    """``value < bound`` for a constant ``bound``, as a table lookup (a comparison would go
+    through a carry chain and the LUT level before it)."""
+    if len(value) == 0:
+        return C(int(bound > 0), 1)
+    table = sum(1 << v for v in range(min(bound, 1 << len(value))))
+    return C(table, 1 << len(value)).bit_select(value, 1)
+
+
 class RootPacker(wiring.Component):
     """Pack the real records of a tree root's bundles densely into ``rate``-record words.
 
@@ -30,10 +39,26 @@ class RootPacker(wiring.Component):
     a stray run would pair with a real one. A job of zero records takes its command and sends
     nothing; no bundle is taken without a job.
 
-    The records wait in a ``2*rate``-record ring of two words: a bundle's records go in at the
-    write position, rotated there as a whole (``log2(rate)`` stages of 2:1 multiplexers, no
-    per-slot choice of record), and a word leaves from a word boundary; so bundles go in and
-    words come out every cycle without shifting the whole store each cycle.
+    The records wait in a ``2*rate``-record ring of two words: a bundle goes in whole at the
+    write position, rotated there (``log2(rate)`` stages of 2:1 multiplexers, no per-slot
+    choice of record) into the ``rate`` slots from that position on, pads and records past the
+    job's final one included: the next bundle writes over them from just past its last real
+    record, as the real records come first (their count is the pads' thermometer code,
+    decoded). A word leaves from a word boundary once complete; so bundles go in and words
+    come out every cycle without shifting the whole store each cycle. The job's final word is
+    made complete by rounding the write position up to the next word boundary when the final
+    record goes in; a mask set from the command zeroes its slots past that record on the way
+    out. The job's next command is taken only when the packer is idle (the ring empty and the
+    run drained), so every job starts on a word boundary.
+
+    The decisions are kept short for the clock: the write position and the word that leaves
+    are counted modulo four words, so their difference tells every fill apart without a
+    counter of waiting records; a registered flag is set when at least ``4*rate`` of the job's
+    records were left a cycle earlier (so at least ``3*rate`` are left now: a bundle takes at
+    most ``rate``), and while it is low fewer than ``4*rate`` are left, so only the low
+    ``log2(rate)+2`` bits of the remaining count matter: the bundle with the job's final record
+    is found by looking that count up in the bundle's pad flags, not by comparing it with a
+    decoded count.
 
     Parameters
     ----------
@@ -73,83 +98,130 @@ class RootPacker(wiring.Component):
         rate = self._rate
         width = self._record.size
         pad_bit = width  # the pad flag sits just above a plain record in a tree record
+        log_rate = exact_log2(rate)
         slots = 2 * rate
 
-        remaining = Signal(self._count_bits)        # real records still to take
+        # The real records still to take (while ~done), kept inverted: ~remaining + reals is
+        # ~(remaining - reals), an addition whose upper bits need no LUT before the carry chain.
+        remaining_n = Signal(self._count_bits)
+        many = Signal()     # remaining >= 3*rate: this bundle is not the job's last
+        done = Signal(init=1)                        # the job's final record is in (or none)
+        tail = Signal()     # the final record is in; its run's last bundle is not
         ring = [Signal(width, name=f"slot{s}") for s in range(slots)]
-        word = Signal()                              # the word that leaves next (0 or 1)
-        fill = Signal(range(slots + 1))              # records waiting, from that word on
-        at = Signal(range(slots))                    # where the next record goes
+        # Positions count records mod 4*rate: the low log2(rate) bits are the slot within a
+        # word, the two above the word number, so that `at` and `rd` tell every fill from 0 to
+        # 2*rate apart (a ring position mod 2*rate could not tell empty from full).
+        at = Signal(log_rate + 2)                   # where the next record goes
+        rd = Signal(2)                              # the word that leaves next
+        end_word = Signal(2)    # the word after the job's final one: `at` once done
+        end_mask = Signal(rate)  # the slots of the job's final word that hold records
         out_valid = Signal()
         out_data = Signal(rate * width)
 
-        # The word leaving the ring this cycle, if any: whole, or the job's final records with
-        # the slots past them zero.
+        off = at[:log_rate]
+        part = Signal()                             # off != 0, kept in a register
+        # Whole words waiting, (at's word - rd) mod 4, told by plain logic (a subtraction
+        # would cost a LUT level and a carry chain): 0, 1 or 2.
+        x0 = at[log_rate] ^ rd[0]
+        x1 = at[log_rate + 1] ^ rd[1]
+        full = x0 | x1                              # the word at rd is complete
+        over = ~x0 & x1 | x0 & ~(x1 ^ rd[0]) & part  # more than one word waiting
+
+        # A word leaves when complete. Once the job's final record is in, `at` is rounded up
+        # to a word boundary, so the final partial word is complete too; its slots past the
+        # final record are zeroed on the way out.
         free = ~out_valid | self.o.ready
         emit = Signal()
-        kept = Signal.like(fill)                    # fill once the word has left
-        m.d.comb += [
-            emit.eq(free & ((fill >= rate) | (remaining == 0) & (fill != 0))),
-            kept.eq(Mux(emit, Mux(fill >= rate, fill - rate, 0), fill)),
-        ]
-        leaving = Cat(Mux(fill > j, Mux(word, ring[rate + j], ring[j]), 0) for j in range(rate))
-
-        # The bundle entering it: its real records, at most the job's remainder of them.
-        bundle = self.i.payload.records
-        reals = Signal(range(rate + 1))
-        count = Signal(range(rate + 1))
-        m.d.comb += reals.eq(sum((~bundle[j].as_value()[pad_bit]).as_unsigned()
-                                 for j in range(rate)))
-        m.d.comb += count.eq(Mux(remaining < reals, remaining, reals))
-        take = Signal()
-        tail = Signal()     # the final record is in; its run's last bundle is not
-        m.d.comb += [
-            self.i.ready.eq(((remaining != 0) | tail) & (kept <= rate)),
-            take.eq(self.i.valid & self.i.ready),
-        ]
-        with m.If(take):
-            m.d.sync += tail.eq(~self.i.payload.last & (remaining == count))
-
-        # Where the records go once the word has left: a partial final word leaves the rest of
-        # its slots unused, so the next job starts on the other word.
-        start = Signal.like(at)
-        m.d.comb += start.eq(Mux(emit & (fill < rate), Mux(word, 0, rate), at))
-        # Record k of the bundle to slot start + k: rotate the bundle by start mod rate, then
-        # slot s takes rotated record s mod rate when it is among the next count slots.
-        rotated = Cat(bundle[j].as_value()[:width] for j in range(rate))
-        for bit in range(exact_log2(rate)):
-            step = (1 << bit) * width
-            rotated = Mux(start[bit], rotated.rotate_left(step), rotated)
-        rotated_records = Signal(rate * width)
-        m.d.comb += rotated_records.eq(rotated)
-        for s in range(slots):
-            offset = (C(s, len(at) + 1) - start)[:len(at)]      # (s - start) mod slots
-            with m.If(take & (offset < count)):
-                m.d.sync += ring[s].eq(rotated_records.word_select(s % rate, width))
-        with m.If(take):
-            m.d.sync += [
-                at.eq(start + count),
-                fill.eq(kept + count),
-                remaining.eq(remaining - count),
-            ]
-        with m.Else():
-            m.d.sync += [at.eq(start), fill.eq(kept)]
-
+        m.d.comb += emit.eq(free & full)
+        final = done & ~over                        # the leaving word is the job's last
+        leaving = Cat(Mux(rd[0], ring[rate + j], ring[j]) & (end_mask[j] | ~final).replicate(width)
+                      for j in range(rate))
         with m.If(self.o.ready):
             m.d.sync += out_valid.eq(0)
         with m.If(emit):
-            m.d.sync += [out_data.eq(leaving), out_valid.eq(1), word.eq(~word)]
+            m.d.sync += [out_data.eq(leaving), out_valid.eq(1), rd.eq(rd + 1)]
         m.d.comb += [
             self.o.valid.eq(out_valid),
             self.o.payload.eq(out_data),
         ]
 
+        # A bundle goes in when there is a free word for it (at most one word waiting once
+        # the word at rd has left). Its real records come first, so their count is a
+        # thermometer code: decoded, not summed.
+        bundle = self.i.payload.records
+        real = [~bundle[j].as_value()[pad_bit] for j in range(rate)]
+        reals = Signal(log_rate + 1)
+        for b in range(log_rate):
+            step = 1 << b
+            m.d.comb += reals[b].eq(
+                Cat(real[lo - 1] & ~real[lo + step - 1]
+                    for lo in range(step, rate, 2 * step)).any())
+        m.d.comb += reals[log_rate].eq(real[rate - 1])
+        # (tail implies done: a bundle of the job's records goes in on `fresh`, without the
+        # i.ready net, so that the slot enables do not wait for it.)
+        go = Signal()
+        fresh = Signal()
+        take = Signal()
+        m.d.comb += [
+            go.eq(~done & (~over | free)),
+            fresh.eq(self.i.valid & go),
+            self.i.ready.eq(go | tail),
+            take.eq(self.i.valid & self.i.ready),
+        ]
+
+        # The whole bundle is written at `at`, rotated there (log2(rate) stages of 2:1
+        # multiplexers); the slots past its real records take pads or the records past the
+        # job's final one, which the next bundle overwrites or the final word's mask zeroes.
+        rotated = Cat(bundle[j].as_value()[:width] for j in range(rate))
+        for bit in range(log_rate):
+            rotated = Mux(off[bit], rotated.rotate_left((1 << bit) * width), rotated)
+        rotated_records = Signal(rate * width)
+        m.d.comb += rotated_records.eq(rotated)
+        # The `rate` slots from `at` on: the rest of its word and the start of the other.
+        here = at[log_rate]
+        for s in range(slots):
+            word, j = s // rate, s % rate
+            window = Mux(below(off, j + 1), here == word, here != word)
+            with m.If(fresh & window):
+                m.d.sync += ring[s].eq(rotated_records.word_select(j, width))
+
+        # The bundle with the job's final record: while `many` is low, remaining < 4*rate.
+        remaining_n_wide = Cat(remaining_n, C((1 << (log_rate + 2)) - 1, log_rate + 2))
+        low = ~remaining_n_wide[:log_rate + 2]      # remaining, when ~many
+        # reals >= low, looked up in the pads (a thermometer) rather than compared with the
+        # decoded count: the low-th record is real, or low is 0.
+        enough = Cat(C(1, 1), *real, C(0, 3 * rate - 1))
+        last_in = Signal()
+        m.d.comb += last_in.eq(~many & enough.bit_select(low, 1))
+        # remaining >= 4*rate now: at least 3*rate next cycle (a bundle takes at most rate).
+        m.d.sync += many.eq((~remaining_n_wide[log_rate + 2:]).any())
+        next_at = Signal.like(at)
+        m.d.comb += next_at.eq(at + reals)
+        with m.If(fresh):
+            m.d.sync += [
+                remaining_n.eq(remaining_n + reals),
+                at.eq(Mux(last_in, Cat(C(0, log_rate), end_word), next_at)),
+                part.eq(~last_in & next_at[:log_rate].any()),
+                done.eq(last_in),
+            ]
+        with m.If(take):
+            m.d.sync += tail.eq(~self.i.payload.last & (done | last_in))
+
         idle = Signal()
         m.d.comb += [
-            idle.eq((remaining == 0) & ~tail & (fill == 0)),
+            idle.eq(done & ~tail & ~full),
             self.cmd.ready.eq(idle),
             self.busy.eq(~idle | out_valid),
         ]
+        # A job starts on the word at rd, where `at` already is (the ring is empty).
+        records = Cat(self.cmd.payload.records, C(0, log_rate + 2))
+        in_last = records[:log_rate]               # records in the final word, 0 if whole
         with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += remaining.eq(self.cmd.payload.records)
+            m.d.sync += [
+                remaining_n.eq(~self.cmd.payload.records),
+                many.eq(records[log_rate + 2:].any()),
+                done.eq(self.cmd.payload.records == 0),
+                end_word.eq(rd + records[log_rate:log_rate + 2] + in_last.any()),
+                end_mask.eq(Cat(~below(in_last, j + 1) | ~in_last.any() for j in range(rate))),
+            ]
         return m
