@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, Signal
-from amaranth.lib.cdc import ResetSynchronizer
+from amaranth.hdl import Elaboratable, Module
 
 from .demo import LEDS, OnChipSorter
 
@@ -35,12 +34,6 @@ class Board:
     platform: str
     description: str
     program: str
-    pll: tuple = ()     # (in MHz, CLKI_DIV, CLKFB_DIV, CLKOP_DIV, CLKOP_CPHASE, out MHz) or ()
-
-    @property
-    def clock_hz(self):
-        """The demo's clock: the PLL's output, or the board clock."""
-        return int(self.pll[-1] * 1e6) if self.pll else None
 
     def create(self):
         return getattr(importlib.import_module(self.module), self.platform)()
@@ -49,12 +42,9 @@ class Board:
 BOARDS = {
     "ulx3s-85f": Board(
         "ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform",
-        "Radiona ULX3S with an ECP5 LFE5U-85F (speed 6), demo at 12.5 MHz from its 25 MHz "
-        "clock, UART over its FTDI USB port",
-        "openFPGALoader --board ulx3s {bitstream}",
-        # The kernel reaches 21.6 MHz on this speed grade (README, "On a real FPGA"): a PLL
-        # halves the clock. Parameters from `yowasp-ecppll -i 25 -o 12.5` (VCO 600 MHz).
-        pll=(25, 2, 1, 48, 23, 12.5)),
+        "Radiona ULX3S with an ECP5 LFE5U-85F (speed 6), demo at its 25 MHz clock, UART "
+        "over its FTDI USB port",
+        "openFPGALoader --board ulx3s {bitstream}"),
     "ecp5-5g-evn": Board(
         "ecp5-5g-evn", "amaranth_boards.ecp5_5g_evn", "ECP55GEVNPlatform",
         "Lattice ECP5-5G evaluation board (LFE5UM5G-85F), 12 MHz clock; its UART needs two "
@@ -71,40 +61,15 @@ def check_board(name):
 
 class BoardTop(Elaboratable):
     """The demo sorter on a board: its eight LEDs (:data:`LEDS`) and the UART's TX pin, clocked
-    by the board clock or by the board's PLL output (held in reset until the PLL locks)."""
+    by the board clock."""
 
     def __init__(self, board, sorter_factory=OnChipSorter):
         self.board = board
         self.sorter_factory = sorter_factory
 
-    def _pll_domain(self, m, platform):
-        f_in, clki_div, clkfb_div, clkop_div, cphase, f_out = self.board.pll
-        clk = Signal(name="pll_clk")
-        locked = Signal(name="pll_locked")
-        m.domains.sync = ClockDomain("sync")
-        m.submodules.pll = Instance(
-            "EHXPLLL",
-            a_FREQUENCY_PIN_CLKI=str(f_in), a_FREQUENCY_PIN_CLKOP=str(f_out),
-            a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1",
-            a_MFG_GMCREF_SEL="2",
-            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
-            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
-            p_CLKI_DIV=clki_div, p_CLKFB_DIV=clkfb_div, p_CLKOP_DIV=clkop_div,
-            p_CLKOP_CPHASE=cphase, p_CLKOP_FPHASE=0, p_FEEDBK_PATH="CLKOP",
-            i_RST=0, i_STDBY=0, i_CLKI=platform.request(platform.default_clk, 0).i,
-            i_CLKFB=clk, i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1,
-            i_PHASELOADREG=1, i_PLLWAKESYNC=0, i_ENCLKOP=0,
-            o_CLKOP=clk, o_LOCK=locked)
-        m.d.comb += ClockSignal("sync").eq(clk)
-        m.submodules.reset = ResetSynchronizer(~locked, domain="sync")
-        # nextpnr derives the output's constraint from the PLL and the board clock's.
-        return f_out * 1e6
-
     def elaborate(self, platform):
         m = Module()
-        clock_hz = self._pll_domain(m, platform) if self.board.pll else \
-            platform.default_clk_frequency
-        divisor = round(clock_hz / BAUD)
+        divisor = round(platform.default_clk_frequency / BAUD)
         sorter = m.submodules.sorter = self.sorter_factory(baud_divisor=divisor)
         for index in range(len(LEDS)):
             m.d.comb += platform.request("led", index).o.eq(sorter.leds[index])
