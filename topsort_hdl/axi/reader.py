@@ -221,14 +221,17 @@ class AxiReadEngine(wiring.Component):
                     self.burst_beats - next_beat[i][:burst_bits]))
             # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
             low = to_issue[i][:burst_bits + 1]
-            with m.If(~request[i]):
+            requests = Signal(name=f"requests{i}")     # request's next value
+            m.d.comb += requests.eq(pending[i] & ~settling[i] & ~granted[i] & ~advancing[i] &
+                                    (committed[i] + burst_len[i] <= self.buffer_beats))
+            # (a request's length is the one its room was checked with: held from that check)
+            with m.If(~requests):
                 m.d.sync += [
                     burst_len[i].eq(Mux(narrow[i] & (low < to_boundary), low, to_boundary)),
                     closing[i].eq(narrow[i] & (low <= to_boundary)),
                 ]
             m.d.sync += [
-                request[i].eq(pending[i] & ~settling[i] & ~granted[i] & ~advancing[i] &
-                              (committed[i] + burst_len[i] <= self.buffer_beats)),
+                request[i].eq(requests),
                 settling[i].eq(loading[i] | advancing[i]),
             ]
             # One adder for every leaf's address and count (a burst leaves every other cycle
