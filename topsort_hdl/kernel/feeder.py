@@ -98,10 +98,9 @@ class LeafFeeder(wiring.Component):
         # command, no load multiplexer) serves the region and its runs. What the next record
         # ends is registered as it is counted (flags, not compares behind the count).
         active = Signal()
-        before_last = Signal(count_bits)      # the command's record count less one
-        number = Signal(count_bits + 1)       # the next record's number, from 1
-        number_next = Signal(count_bits + 1)
-        in_run = Signal(count_bits)           # L - 1: the number's bits within a run
+        records = Signal(count_bits)          # the command's record count
+        after = Signal(count_bits + 1)        # the number of the record after the next
+        in_run = Signal(count_bits)           # L - 1: a number's bits within a run
         final = Signal()                      # the next record is the region's last
         run_end = Signal()                    # the next record ends its run (L > 1)
         padding = Signal()                    # every record is out: one pad per run left
@@ -123,7 +122,6 @@ class LeafFeeder(wiring.Component):
         step = Signal()                       # a record (or pad) goes out this cycle
         beat_done = Signal()                  # the held beat's last record goes out
         m.d.comb += [
-            number_next.eq(number + 1),
             # (L == 1: every record ends its run; from the registered mask, not the command)
             last.eq(padding | run_end | ~in_run[0] | final),
             self.o.valid.eq(active & (padding | holding)),
@@ -138,10 +136,10 @@ class LeafFeeder(wiring.Component):
         with m.If(step):
             with m.If(~padding):
                 m.d.sync += [
-                    number.eq(number_next),
-                    final.eq(number == before_last),     # (no carry chain before it)
-                    # the next number is a multiple of L: this one's low bits are all ones
-                    run_end.eq((number[:count_bits] | ~in_run).all()),
+                    after.eq(after + 1),
+                    # (from registers: no carry chain in front of the flags)
+                    final.eq(after == records),
+                    run_end.eq((after[:count_bits] & in_run) == 0),
                     index.eq(index + 1),
                     ending.eq(index + 2 == stop),
                 ]
@@ -176,8 +174,8 @@ class LeafFeeder(wiring.Component):
         m.d.comb += self.cmd.ready.eq(~active)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                before_last.eq(cmd.records - 1),
-                number.eq(1),
+                records.eq(cmd.records),
+                after.eq(2),
                 in_run.eq(Cat(k < cmd.run_log2 for k in range(count_bits))),
                 final.eq(cmd.records == 1),
                 run_end.eq(0),
