@@ -126,6 +126,34 @@ def test_reader_shares_its_buffer_memory_at_a_beat_per_cycle(leaf_beats):
     assert abs(run.cycles - first - 4 * 64 // leaf_beats) <= 16
 
 
+def test_reader_short_changing_under_full_buffers():
+    # ``short`` flips while leaves wait for room in buffers of exactly one long burst: a burst
+    # must be as long as the one room was checked for (a long one after a short check would
+    # overflow and raise ``error``). Bursts mix both lengths; each stays inside one long
+    # burst's span and together they tile the region's beats in order.
+    params = AxiParams(data_width=64, id_width=2)
+    engine = AxiReadEngine(params, 3, burst_bytes=64, short_burst_bytes=16, max_outstanding=4,
+                           buffer_beats=8)
+    rng = random.Random(11)
+    commands = [(leaf, leaf * CHANNEL + rng.randrange(64), rng.choice([1, 8, 300, 777]))
+                for _ in range(3) for leaf in range(3)]
+    memory = SparseMemory()
+    fill(memory, commands, rng)
+    run = run_reader(engine, commands, memory=memory, seed=3, leaf_stall=0.6, short_flips=0.3,
+                     latency=5, reorder=True, interleave=True)
+    for leaf in range(3):
+        expected = [memory.read(a, n) for t, a, n in commands if t == leaf and n]
+        assert run.regions[leaf] == expected, f"leaf {leaf}"
+        bursts = [(addr, length + 1) for rid, addr, length in run.memory.checker.bursts["ar"]
+                  if rid == leaf]
+        beats = [(addr // 8 + k) for addr, n in bursts for k in range(n)]
+        assert beats == [b for t, a, n in commands if t == leaf and n
+                         for b in range(a // 8, (a + n + 7) // 8)], f"leaf {leaf} beats"
+        assert all(addr // 64 == (addr + 8 * n - 1) // 64 for addr, n in bursts)
+        assert {n for _, n in bursts} - {1, 2} and {n for _, n in bursts} & {1, 2}
+    assert run.error == 0
+
+
 def test_reader_buffer_style_reaches_the_memory():
     from amaranth.back import rtlil
 

@@ -32,13 +32,25 @@ def check_engine_params(params, burst_bytes, max_outstanding, length_bits):
     return burst_bytes // params.beat_bytes
 
 
-def lowest_set(m, vector, width):
-    """Index of the lowest set bit of ``vector`` (0 when none is set)."""
-    index = Signal(range(max(2, width)))
-    for i in reversed(range(width)):
-        with m.If(vector[i]):
-            m.d.comb += index.eq(i)
-    return index
+def _round_robin(m, vector, above, name):
+    """One-hot: the lowest set bit of ``vector`` among ``above``, else its lowest set bit; and
+    whether any bit is set.
+
+    ``x & -x`` keeps the lowest set bit of ``x``: the increment's carry chain does the
+    priority, where prefix ORs over many bits become chains of LUTs. Over ``Cat(vector &
+    above, vector)`` the lowest bit is in the first half if any is set there; the carry out
+    of ``~x + 1`` is set when no bit is.
+    """
+    n = len(vector)
+    both = Signal(2 * n, name=f"{name}_both")
+    negated = Signal(2 * n + 1, name=f"{name}_negated")
+    lowest = Signal(2 * n, name=f"{name}_lowest")
+    m.d.comb += [
+        both.eq(Cat(vector & above, vector)),
+        negated.eq(~both + 1),
+        lowest.eq(both & negated[:2 * n]),
+    ]
+    return lowest[:n] | lowest[n:], ~negated[2 * n]
 
 
 def _one_hot_select(one_hot, values):
@@ -66,22 +78,26 @@ class AxiReadEngine(wiring.Component):
     Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
     ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
     a new command once every beat of its previous region has arrived; a zero-length region
-    produces no beat. Commands are decoded in two registered steps and bursts are chosen from
-    registered lengths and room, so no path runs from ``cmd`` to AR or the leaves' registers in
-    one cycle; a leaf's first burst leaves about five cycles after its command.
+    produces no beat. Commands are decoded in two registered steps (a command every other cycle
+    at most) and bursts are granted from registered lengths and room, one cycle before they go
+    to AR (a burst every other cycle at most), so no path runs from ``cmd`` to AR or the leaves'
+    registers in one cycle; a leaf's first burst leaves about six cycles after its command.
+    Wide choices (the round robins, a beat's leaf) use carry chains, registered one-hot
+    vectors and multiplexers rather than wide ORs, so no path is deeper than about five LUTs.
 
     The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
     see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
     front of its stream (``leaf_beats``). The memory takes a beat from R and gives one to a
-    leaf register every cycle; a leaf's registers are refilled from registered state only (no
-    path from a leaf's ``ready`` to the memory), four cycles from a beat taken to the next in
-    its place, so one leaf takes at most ``leaf_beats`` beats every four cycles (and one every
-    other cycle), the engine a beat every cycle over its leaves. A leaf feeder needs a beat
+    leaf register every cycle; a beat can be read two cycles after it arrives. A leaf's
+    registers are refilled from registered state only (no path from a leaf's ``ready`` to the
+    memory), four cycles from a beat taken to the next in its place, so one leaf takes at most
+    ``leaf_beats`` beats every four cycles (and one every other cycle), the engine a beat every
+    cycle over its leaves. A leaf feeder needs a beat
     every ``records per beat`` cycles at most (eight on the U280: one register is enough).
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
-    nobody asked for.
+    nobody asked for (errors on R a cycle after the beat).
 
     Parameters
     ----------
@@ -154,104 +170,136 @@ class AxiReadEngine(wiring.Component):
         axi, p = self.axi, self.params
         lanes, leaves = p.beat_bytes, self.leaves
         lane_bits, burst_bits = exact_log2(lanes), exact_log2(self.burst_beats)
+        short_bits = exact_log2(self.short_burst_beats)
+        leaf_bits = max(1, ceil_log2(leaves))
         region_beats = range((1 << (self.length_bits - lane_bits)) + 2)
 
-        next_beat = Array(Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
-                          for i in range(leaves))        # beat address of the next burst
-        to_issue = Array(Signal(region_beats, name=f"to_issue{i}") for i in range(leaves))
-        to_return = Array(Signal(region_beats, name=f"to_return{i}") for i in range(leaves))
-        first = Array(Signal(name=f"first{i}") for i in range(leaves))
-        begin = Array(Signal(range(lanes), name=f"begin{i}") for i in range(leaves))
-        end = Array(Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves))
+        next_beat = [Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
+                     for i in range(leaves)]         # beat address of the next burst
+        to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
+        pending = Signal(leaves)             # to_issue != 0, kept as a flag
+        narrow = Signal(leaves)              # to_issue < 2 * burst_beats, kept as a flag
+        # Beats still due, less two (mod 2**width): the decrement's carry out says when two
+        # are due, so the next beat's flag ``final`` comes from a carry chain, not a compare.
+        countdown = [Signal(len(Signal(region_beats)), name=f"countdown{i}")
+                     for i in range(leaves)]
+        final = Signal(leaves)               # the next beat due is the region's last
+        first = Signal(leaves)
+        begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
+        end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
+        returning = Signal(leaves)           # a beat is due
         committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
                      for i in range(leaves)]         # buffer entries taken or promised
         burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
                      for i in range(leaves)]
+        closing = Signal(leaves)             # the leaf's next burst ends its region
         request = Signal(leaves)
-        issue = Signal()
-        chosen = Signal(range(max(2, leaves)))
-        grant = Signal(leaves)               # one-hot: the leaf chosen, if it issues
+        granted = Signal(leaves)             # one-hot: the leaf whose burst goes to AR now
+        granting = Signal()                  # granted.any()
+        advancing = Signal(leaves)           # one-hot: the leaf whose burst went to AR last cycle
+        advanced = Signal()                  # advancing.any()
+        settling = Signal(leaves)
+        loading = Signal(leaves)             # one-hot: a leaf takes a command this cycle
 
         # Each leaf's next burst runs to the burst boundary (the short one while ``short``)
         # or to the region's end. Its length is registered, and whether the leaf's buffer has
-        # room for it is registered from that: the issue step reads only flip-flops. Room a
-        # cycle old is safe (a leaf's buffer only drains meanwhile); the length is two cycles
-        # behind a leaf's address and count, so a leaf that has just taken a command sits out
-        # two cycles, one that has just issued three (its address and count advance a cycle
-        # after the burst leaves, see below; the others may go).
-        short_bits = exact_log2(self.short_burst_beats)
-        settling = Signal(leaves)
-        loading = Signal(leaves)             # a leaf takes a command this cycle
-        advancing = Signal(leaves)           # one-hot: the leaf that issued last cycle
+        # room for it is registered from that: the arbiter reads only flip-flops. While a leaf
+        # requests, its length is held, so the burst that leaves is the one room was checked
+        # for (``short`` may change meanwhile). Room a cycle old is safe (a leaf's buffer only
+        # drains meanwhile), and a request stays up until its grant. The length is two cycles
+        # behind a leaf's address and count, so a leaf that has just taken a command sits out a
+        # cycle, one just granted three (its burst goes to AR the cycle after the grant, its
+        # address and count advance the cycle after that, see below).
         new_beat = Signal.like(next_beat[0])
         new_left = Signal.like(to_issue[0])
+        new_pending = Signal()
+        new_narrow = Signal()
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
                 Mux(self.short, self.short_burst_beats - next_beat[i][:short_bits],
                     self.burst_beats - next_beat[i][:burst_bits]))
-            # to_issue < to_boundary: only its low bits can be, the rest must be zero.
+            # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
             low = to_issue[i][:burst_bits + 1]
-            within = (to_issue[i][burst_bits + 1:] == 0) & (low < to_boundary)
+            requests = Signal(name=f"requests{i}")     # request's next value
+            m.d.comb += requests.eq(pending[i] & ~settling[i] & ~granted[i] & ~advancing[i] &
+                                    (committed[i] + burst_len[i] <= self.buffer_beats))
+            # (a request's length is the one its room was checked with: held from that check)
+            with m.If(~requests):
+                m.d.sync += [
+                    burst_len[i].eq(Mux(narrow[i] & (low < to_boundary), low, to_boundary)),
+                    closing[i].eq(narrow[i] & (low <= to_boundary)),
+                ]
             m.d.sync += [
-                burst_len[i].eq(Mux(within, low, to_boundary)),
-                request[i].eq((to_issue[i] != 0) & ~settling[i] &
-                              (committed[i] + burst_len[i] <= self.buffer_beats)),
+                request[i].eq(requests),
                 settling[i].eq(loading[i] | advancing[i]),
             ]
-            with m.If(grant[i]):
-                m.d.sync += [request[i].eq(0), settling[i].eq(1)]
-            # One adder for every leaf's address and count (a burst leaves per cycle at most),
-            # and the same wires bring a command's: a leaf's registers take them, nothing else.
+            # One adder for every leaf's address and count (a burst leaves every other cycle
+            # at most), and the same wires bring a command's: a leaf's registers take them,
+            # nothing else.
             with m.If(advancing[i] | loading[i]):
-                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left)]
+                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left),
+                             pending[i].eq(new_pending), narrow[i].eq(new_narrow)]
 
-        # Round robin: the lowest requesting leaf above the last one served, else the lowest.
-        last_served = Signal(range(max(2, leaves)))
-        above = Signal(leaves)
-        m.d.comb += above.eq(request & Cat(last_served < i for i in range(leaves)))
-        pick_above, pick_any = lowest_set(m, above, leaves), lowest_set(m, request, leaves)
-        m.d.comb += chosen.eq(Mux(above.any(), pick_above, pick_any))
-        # The same choice one-hot, for the leaves' own updates (no index decode on the way).
-        picked = Mux(above.any(), above, request)
-        m.d.comb += grant.eq(Cat(issue & picked[i] & ~picked[:i].any() for i in range(leaves)))
-
+        # Round robin in two registered steps: a leaf is granted from the registered requests
+        # (the lowest requesting leaf above the last one granted, else the lowest), and its
+        # burst goes to AR from that grant the next cycle. A grant needs AR free in the next
+        # cycle, so bursts leave every other cycle at most.
         outstanding = Signal(range(self.max_outstanding + 1))
-        m.d.comb += issue.eq(request.any() & (~axi.arvalid | axi.arready) &
-                             (outstanding < self.max_outstanding))
+        mask = Signal(leaves)                # the leaves above the one granted last
+        pick, requested = _round_robin(m, request, mask, "arbiter")
+        can_grant = ~granting & (~axi.arvalid | axi.arready) & \
+            (outstanding < self.max_outstanding)
+        m.d.sync += [
+            granted.eq(Mux(can_grant, pick, 0)),
+            granting.eq(can_grant & requested),
+            advancing.eq(granted),
+            advanced.eq(granting),
+        ]
+        granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
+        m.d.sync += granted_index.eq(_one_hot_select(pick, [C(i, leaf_bits)
+                                                            for i in range(leaves)]))
+        # (compares with the index: prefix ORs of the one-hot would chain)
+        with m.If(granting):
+            m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
+
         with m.If(axi.arready):
             m.d.sync += axi.arvalid.eq(0)
         issued_len = Signal.like(burst_len[0])
         issued_left = Signal.like(to_issue[0])
-        m.d.sync += advancing.eq(grant)
-        with m.If(issue):
+        issued_closing = Signal()
+        chosen_len = Signal.like(burst_len[0])
+        # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
+        m.d.comb += chosen_len.eq(Array(burst_len)[granted_index])
+        with m.If(granting):
             m.d.sync += [
                 axi.arvalid.eq(1),
-                axi.araddr.eq(Cat(C(0, lane_bits), next_beat[chosen])),
-                axi.arlen.eq(Array(burst_len)[chosen] - 1),
-                axi.arid.eq(chosen),
-                last_served.eq(chosen),
-                issued_len.eq(Array(burst_len)[chosen]),
-                issued_left.eq(to_issue[chosen]),
+                axi.araddr.eq(Cat(C(0, lane_bits), Array(next_beat)[granted_index])),
+                axi.arlen.eq(chosen_len - 1),
+                axi.arid.eq(granted_index),
+                issued_len.eq(chosen_len),
+                issued_left.eq(Array(to_issue)[granted_index]),
+                issued_closing.eq(closing.bit_select(granted_index, 1)),
             ]
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
             axi.arcache.eq(AXI_CACHE_MODIFIABLE),
             axi.rready.eq(1),  # every burst in flight has its room reserved
         ]
+        # Bursts granted and not yet returned (a grant counts before its AR handshake).
         burst_done = axi.rvalid & axi.rlast
-        m.d.sync += outstanding.eq(outstanding + issue - burst_done)
+        m.d.sync += outstanding.eq(outstanding + (can_grant & requested) - burst_done)
 
         # Commands are decoded in two registered steps before they reach a leaf's bookkeeping:
         # the sums first (the region's beats, from its length and its offset into the first
-        # beat; the low part of its end, for the wrap check), then what they mean (a region
-        # that wraps the address space, a leaf that does not exist). Nothing from the command
-        # input reaches AR or the leaf registers in the cycle it arrives. A leaf takes its
-        # command once every beat of its previous region has arrived (``returning`` low).
+        # beat; whether it wraps the address space), then what they mean (a region that wraps,
+        # a leaf that does not exist, flags of the beat count). Each step takes a command only
+        # when the next is empty (a command every other cycle at most), so the handshakes read
+        # only flip-flops. Nothing from the command input reaches AR or the leaf registers in
+        # the cycle it arrives. A leaf takes its command once every beat of its previous region
+        # has arrived (``returning`` low).
         cmd = self.cmd.payload
-        length_bits = self.length_bits
-        low_bits = min(length_bits, p.addr_width)      # the address bits a length can carry
-        returning = Signal(leaves)
+        low_bits = self.length_bits          # the address bits a length can carry
         sums = Signal(data.StructLayout({
             "valid": 1,
             "target": len(cmd.target),
@@ -261,17 +309,18 @@ class AxiReadEngine(wiring.Component):
             "beats": region_beats,
             "begin": range(lanes),
             "end": range(1, lanes + 1),
-            "top": 1,                  # the address is in the top 2**length_bits bytes
-            "low_end": low_bits + 1,   # the low address bits plus the length
+            "wraps": 1,
         }))
         decoded = Signal(data.StructLayout({
             "valid": 1,
-            "target": len(cmd.target),
-            "known": 1,
+            "hot": leaves,             # one-hot: the leaf named, if it exists
             "bad": 1,
             "load": 1,
             "next_beat": p.addr_width - lane_bits,
             "beats": region_beats,
+            "countdown": len(Signal(region_beats)),   # beats - 2
+            "narrow": 1,               # beats < 2 * burst_beats
+            "single": 1,               # beats == 1
             "begin": range(lanes),
             "end": range(1, lanes + 1),
         }))
@@ -279,10 +328,9 @@ class AxiReadEngine(wiring.Component):
         sums_move = Signal()
         m.d.comb += [
             # (not while a leaf's address advances: they share the wires)
-            decoded_leaves.eq(decoded.valid & ~advancing.any() &
-                              (~decoded.known | ~returning.bit_select(decoded.target, 1))),
-            sums_move.eq(sums.valid & (~decoded.valid | decoded_leaves)),
-            self.cmd.ready.eq(~sums.valid | sums_move),
+            decoded_leaves.eq(decoded.valid & ~advanced & ~(returning & decoded.hot).any()),
+            sums_move.eq(sums.valid & ~decoded.valid),
+            self.cmd.ready.eq(~sums.valid),
         ]
         offset = cmd.addr[:lane_bits]
         with m.If(sums_move):
@@ -298,53 +346,76 @@ class AxiReadEngine(wiring.Component):
                 sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
                 sums.begin.eq(offset),
                 sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
-                sums.top.eq(cmd.addr[low_bits:].all()),
-                sums.low_end.eq(cmd.addr[:low_bits] + cmd.bytes),
+                # The region wraps when its end is past 2**addr_width: only possible from the
+                # top 2**length_bits bytes, when bytes > 2**length_bits - (the low address).
+                sums.wraps.eq(cmd.addr[low_bits:].all() &
+                              (cmd.bytes > (~cmd.addr[:low_bits]) + 1)),
             ]
-        # The region wraps when its end is past 2**addr_width: only possible from the top.
-        wraps = sums.top & sums.low_end[low_bits] & (sums.low_end[:low_bits] != 0)
         with m.If(decoded_leaves):
             m.d.sync += decoded.valid.eq(0)
         with m.If(sums_move):
             m.d.sync += [
                 decoded.valid.eq(1),
-                decoded.target.eq(sums.target),
-                decoded.known.eq(sums.known),
-                decoded.bad.eq(~sums.known | wraps),
-                decoded.load.eq(sums.known & ~wraps & sums.nonzero),
+                decoded.hot.eq(Cat(sums.known & (sums.target == i) for i in range(leaves))),
+                decoded.bad.eq(~sums.known | sums.wraps),
+                decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
                 decoded.next_beat.eq(sums.next_beat),
                 decoded.beats.eq(sums.beats),
+                decoded.countdown.eq(sums.beats - 2),
+                decoded.narrow.eq(sums.beats[burst_bits + 1:] == 0),
+                decoded.single.eq(sums.beats == 1),
                 decoded.begin.eq(sums.begin),
                 decoded.end.eq(sums.end),
             ]
-        target = decoded.target
+        left = Signal.like(to_issue[0])
         m.d.comb += [
-            loading.eq(Mux(decoded_leaves & decoded.load, 1 << target, 0)),
-            new_beat.eq(Mux(advancing.any(), axi.araddr[lane_bits:] + issued_len,
-                            decoded.next_beat)),
-            new_left.eq(Mux(advancing.any(), issued_left - issued_len, decoded.beats)),
+            # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
+            loading.eq(Mux(decoded.valid & ~advanced & decoded.load, decoded.hot & ~returning,
+                           0)),
+            left.eq(issued_left - issued_len),
+            new_beat.eq(Mux(advanced, axi.araddr[lane_bits:] + issued_len, decoded.next_beat)),
+            new_left.eq(Mux(advanced, left, decoded.beats)),
+            new_pending.eq(~advanced | ~issued_closing),   # a command's region is not empty
+            new_narrow.eq(Mux(advanced, left[burst_bits + 1:] == 0, decoded.narrow)),
         ]
-        with m.If(decoded_leaves):
-            with m.If(decoded.bad):
-                m.d.sync += self.error.eq(1)
-            with m.Elif(decoded.load):
-                m.d.sync += [
-                    to_return[target].eq(decoded.beats),
-                    first[target].eq(1),
-                    begin[target].eq(decoded.begin),
-                    end[target].eq(decoded.end),
-                    returning.bit_select(target, 1).eq(1),
-                ]
-
-        # Returning beats go to the buffer of the leaf named by RID.
-        rid = axi.rid[:max(1, ceil_log2(leaves))]
-        beat_ok = (rid < leaves) & returning.bit_select(rid, 1)
-        with m.If(axi.rvalid & (~beat_ok | (axi.rresp != RESP_OKAY))):
+        with m.If(decoded_leaves & decoded.bad):
             m.d.sync += self.error.eq(1)
-        with m.If(axi.rvalid & beat_ok):
-            m.d.sync += [first[rid].eq(0), to_return[rid].eq(to_return[rid] - 1)]
-            with m.If(to_return[rid] == 1):
-                m.d.sync += returning.bit_select(rid, 1).eq(0)
+
+        # Returning beats go to the buffer of the leaf named by RID (one-hot ``arriving``).
+        rid = axi.rid[:leaf_bits]
+        arriving = Signal(leaves)
+        m.d.comb += arriving.eq(Cat(axi.rvalid & (rid == i) & returning[i]
+                                    for i in range(leaves)))
+        # (the same as arriving.any(), by a multiplexer: wide ORs become chains of LUTs)
+        expected = Signal()
+        m.d.comb += expected.eq(axi.rvalid & (rid < leaves) & returning.bit_select(rid, 1))
+        # Errors on R are registered before they reach ``error`` (a cycle later).
+        stray = Signal()
+        m.d.sync += stray.eq(axi.rvalid & (~expected | (axi.rresp != RESP_OKAY)))
+        with m.If(stray):
+            m.d.sync += self.error.eq(1)
+        for i in range(leaves):
+            width = len(countdown[i])
+            less = Signal(width + 1, name=f"less{i}")
+            m.d.comb += less.eq(countdown[i] + ((1 << width) - 1))
+            with m.If(arriving[i]):
+                m.d.sync += [
+                    first[i].eq(0),
+                    countdown[i].eq(less[:width]),
+                    final[i].eq(~less[width]),     # no carry: countdown was zero
+                ]
+                with m.If(final[i]):
+                    m.d.sync += returning[i].eq(0)
+            # (never with a beat for the leaf: it takes a command only once none is due)
+            with m.If(loading[i]):
+                m.d.sync += [
+                    countdown[i].eq(decoded.countdown),
+                    final[i].eq(decoded.single),
+                    first[i].eq(1),
+                    begin[i].eq(decoded.begin),
+                    end[i].eq(decoded.end),
+                    returning[i].eq(1),
+                ]
 
         # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
         # filled from R at its write pointer and read at its read pointer into its beat
@@ -352,33 +423,33 @@ class AxiReadEngine(wiring.Component):
         # read lands: a slot is free once read. Pointers carry one bit more than a slot index
         # (full and empty differ).
         slot_bits = ceil_log2(self.buffer_beats)
-        leaf_bits = max(1, ceil_log2(leaves))
         attrs = {"ram_style": self.buffer_style} if self.buffer_style else None
         memory = m.submodules.buffers = Memory(shape=self.beat_layout, depth=1 << (slot_bits +
                                                leaf_bits), init=[], attrs=attrs)
         write, read = memory.write_port(), memory.read_port()
         wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
         rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
-        final = Cat(to_return[i] == 1 for i in range(leaves))
-        arriving = axi.rvalid & beat_ok
+        last_beat = final.bit_select(rid, 1)
         m.d.comb += [
-            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid[:leaf_bits])),
-            write.en.eq(arriving),
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid)),
+            write.en.eq(expected),
             write.data.data.eq(axi.rdata),
-            write.data.begin.eq(Mux(first[rid], begin[rid], 0)),
-            write.data.end.eq(Mux(final.bit_select(rid, 1), end[rid], lanes)),
-            write.data.last.eq(final.bit_select(rid, 1)),
+            write.data.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
+            write.data.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
+            write.data.last.eq(last_beat),
         ]
         # Room is reserved, so a beat never finds its leaf's region full.
         full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
-        with m.If(arriving & full.bit_select(rid, 1)):
+        overflow = Signal(leaves)
+        m.d.sync += overflow.eq(arriving & full)
+        with m.If(overflow.any()):
             m.d.sync += self.error.eq(1)
 
         # The read side, in registered steps (no path from the pointers' compare through the
         # choice to the memory's address in one cycle): a leaf is chosen a cycle before it is
         # read, among those with a stored beat, an empty register and no read under way or
         # about to be, round robin (the lowest above the leaf chosen two cycles before, else
-        # the lowest).
+        # the lowest; two priority chains side by side).
         stocked = Signal(leaves)             # a leaf has a beat in the memory
         reads = Signal(leaves)               # one-hot: the leaf read this cycle
         reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
@@ -391,11 +462,8 @@ class AxiReadEngine(wiring.Component):
         wants = Signal(leaves)
         m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] & (counts[i] + reading[i] < depth)
                                  for i in range(leaves)))
-        upper = Signal(leaves)
-        m.d.comb += upper.eq(wants & above)
-        chosen_next = Mux(upper.any(), upper, wants)
         m.d.sync += [
-            reads.eq(Cat(chosen_next[i] & ~chosen_next[:i].any() for i in range(leaves))),
+            reads.eq(_round_robin(m, wants, above, "reader")[0]),
             reading.eq(reads),
         ]
         # From the one-hot choice by AND-OR: no priority chain on the way to the address.
@@ -433,17 +501,17 @@ class AxiReadEngine(wiring.Component):
                 self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
                                         if depth > 1 else beats[0]),
             ]
-            next_w = wptr[i] + (arriving & (rid == i))
+            # A beat counts as stored the cycle after it is written (no path from R through the
+            # pointers' compare), so it can be read two cycles after it arrives.
             next_r = rptr[i] + reads[i]
-            m.d.sync += [wptr[i].eq(next_w), rptr[i].eq(next_r),
-                         stocked[i].eq(next_w[:slot_bits + 1] != next_r[:slot_bits + 1])]
-            # Entries taken or promised: a burst's beats when it is issued, until each is read
-            # out of the memory.
-            issued = Mux(grant[i], burst_len[i], 0)
+            m.d.sync += [wptr[i].eq(wptr[i] + arriving[i]), rptr[i].eq(next_r),
+                         stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
+            # Entries taken or promised: a burst's beats from its grant (its length is held
+            # until then), until each is read out of the memory.
+            issued = Mux(granted[i], burst_len[i], 0)
             m.d.sync += committed[i].eq(committed[i] + issued - reads[i])
 
-        busy = Cat(to_issue[i] != 0 for i in range(leaves)).any() | \
-            Cat(to_return[i] != 0 for i in range(leaves)).any()
-        m.d.comb += self.idle.eq(~busy & ~sums.valid & ~decoded.valid & ~axi.arvalid &
-                                 (outstanding == 0))
+        # A leaf with beats to issue has beats to return: ``returning`` covers both.
+        m.d.comb += self.idle.eq(~returning.any() & ~sums.valid & ~decoded.valid & ~granting &
+                                 ~axi.arvalid & (outstanding == 0))
         return m

@@ -35,11 +35,12 @@ class ReadRun:
 
 
 def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0.0,
-               short=False, max_cycles=None, rejected=(), **memory_options):
+               short=False, short_flips=0.0, max_cycles=None, rejected=(), **memory_options):
     """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
     every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
     ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
-    leaf holds ``ready`` low in a cycle; ``short`` drives the engine's ``short``. Checks the
+    leaf holds ``ready`` low in a cycle; ``short`` drives the engine's ``short``, which flips
+    with probability ``short_flips`` every cycle (bursts then mix both lengths). Checks the
     AXI protocol throughout and that engine and port are idle at the end. Commands whose
     indices are in ``rejected`` are expected to be refused by the engine and to deliver
     nothing."""
@@ -79,6 +80,14 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
             ctx.set(cmd.valid, 1)
             await ctx.tick().until(cmd.ready)
             ctx.set(cmd.valid, 0)
+
+    async def flipper(ctx):
+        value = short
+        while True:
+            await ctx.tick()
+            if rng.random() < short_flips:
+                value = not value
+                ctx.set(engine.short, value)
 
     async def consumers(ctx):
         # One process for every leaf: a process per leaf costs more than the design itself.
@@ -125,6 +134,8 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     port.add_to(simulator)
     simulator.add_testbench(commander, background=True)
     simulator.add_testbench(consumers, background=True)
+    if short_flips:
+        simulator.add_testbench(flipper, background=True)
     simulator.add_testbench(supervisor)
     simulator.run()
     return run

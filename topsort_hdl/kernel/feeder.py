@@ -1,6 +1,6 @@
 """The leaf feeder: one memory region's beats, cut into runs, into one rate-1 tree leaf."""
 
-from amaranth.hdl import C, Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -93,46 +93,64 @@ class LeafFeeder(wiring.Component):
         byte_shift = exact_log2(width // 8)
         count_bits = self._count_bits
 
-        # The command in progress.
+        # The command in progress. Runs are cut at multiples of L, so the record numbered n
+        # (from 1) ends its run when n is a multiple of L: one count of the records (reset by a
+        # command, no load multiplexer) serves the region and its runs. What the next record
+        # ends is registered as it is counted (flags, not compares behind the count).
         active = Signal()
-        remaining = Signal(count_bits)        # records still to send
+        records = Signal(count_bits)          # the command's record count
+        after = Signal(count_bits + 1)        # the number of the record after the next
+        in_run = Signal(count_bits)           # L - 1: a number's bits within a run
+        final = Signal()                      # the next record is the region's last
+        run_end = Signal()                    # the next record ends its run (L > 1)
+        padding = Signal()                    # every record is out: one pad per run left
         groups = Signal(count_bits)           # runs still to send, the current one included
-        run_length = Signal(count_bits + 1)
-        run_left = Signal(count_bits + 1)     # records the current run may still take
+        one_left = Signal()                   # groups == 1
 
         # The held beat.
         held = Signal(self._params.data_width)
         index = Signal(range(per_beat + 1))   # next record of the held beat
         stop = Signal(range(per_beat + 1))    # one past its last record
+        ending = Signal()                     # index + 1 == stop, kept as a flag
         holding = Signal()
 
-        is_pad = Signal()
+        # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
+        # a multiple of the width would cost more LUTs).
+        words = [held.word_select(k, width) for k in range(per_beat)]
+        record = Array(words)[index[:exact_log2(per_beat)]] if per_beat > 1 else words[0]
         last = Signal()
         step = Signal()                       # a record (or pad) goes out this cycle
         beat_done = Signal()                  # the held beat's last record goes out
         m.d.comb += [
-            is_pad.eq(remaining == 0),
-            last.eq(is_pad | (run_left == 1) | (remaining == 1)),
-            self.o.valid.eq(active & (is_pad | holding)),
-            self.o.payload.records[0].eq(Cat(Mux(is_pad, 0, held.word_select(index, width)),
-                                             is_pad)),
+            # (L == 1: every record ends its run; from the registered mask, not the command)
+            last.eq(padding | run_end | ~in_run[0] | final),
+            self.o.valid.eq(active & (padding | holding)),
+            self.o.payload.records[0].eq(Cat(Mux(padding, 0, record), padding)),
             self.o.payload.last.eq(last),
             step.eq(self.o.valid & self.o.ready),
-            beat_done.eq(step & ~is_pad & (index + 1 == stop)),
+            # (a registered flag: the path from ``o.ready`` to the beat's load stays short)
+            beat_done.eq(step & ~padding & ending),
             self.busy.eq(active),
         ]
 
         with m.If(step):
-            with m.If(~is_pad):
-                m.d.sync += [remaining.eq(remaining - 1), index.eq(index + 1)]
+            with m.If(~padding):
+                m.d.sync += [
+                    after.eq(after + 1),
+                    # (from registers: no carry chain in front of the flags)
+                    final.eq(after == records),
+                    run_end.eq((after[:count_bits] & in_run) == 0),
+                    index.eq(index + 1),
+                    ending.eq(index + 2 == stop),
+                ]
+                with m.If(final):
+                    m.d.sync += padding.eq(1)
                 with m.If(beat_done):
                     m.d.sync += holding.eq(0)
             with m.If(last):
-                m.d.sync += [run_left.eq(run_length), groups.eq(groups - 1)]
-                with m.If(groups == 1):
+                m.d.sync += [groups.eq(groups - 1), one_left.eq(groups == 2)]
+                with m.If(one_left):
                     m.d.sync += active.eq(0)
-            with m.Else():
-                m.d.sync += run_left.eq(run_left - 1)
 
         beat = self.beats.payload
         first = Signal.like(index)
@@ -140,28 +158,30 @@ class LeafFeeder(wiring.Component):
         m.d.comb += [
             first.eq(beat.begin >> byte_shift),
             end.eq(beat.end >> byte_shift),
-            self.beats.ready.eq(~holding | beat_done),
+            # ~holding | beat_done, written out (holding implies o.valid is active)
+            self.beats.ready.eq(~holding | (self.o.ready & active & ~padding & ending)),
         ]
         with m.If(self.beats.valid & self.beats.ready):
             m.d.sync += [
                 held.eq(beat.data),
                 index.eq(first),
+                ending.eq(first + 1 == end),
                 stop.eq(end),
                 holding.eq(first < end),
             ]
 
         cmd = self.cmd.payload
-        length = Signal(count_bits + 1)
-        m.d.comb += [
-            length.eq(C(1, count_bits + 1) << cmd.run_log2),
-            self.cmd.ready.eq(~active),
-        ]
+        m.d.comb += self.cmd.ready.eq(~active)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                remaining.eq(cmd.records),
+                records.eq(cmd.records),
+                after.eq(2),
+                in_run.eq(Cat(k < cmd.run_log2 for k in range(count_bits))),
+                final.eq(cmd.records == 1),
+                run_end.eq(0),
+                padding.eq(cmd.records == 0),
                 groups.eq(cmd.groups),
-                run_length.eq(length),
-                run_left.eq(length),
+                one_left.eq(cmd.groups == 1),
                 active.eq(cmd.groups != 0),
             ]
         return m
