@@ -50,7 +50,7 @@ $(SYSTEM): scripts/ensure-system-tools.sh | $(STAMP)
 	touch $@
 
 test: setup
-	$(VPY) -m pytest -n $(JOBS) -m "not slow"
+	$(VPY) -m pytest -n $(JOBS) -m "not slow" --durations=15
 
 test-slow: setup
 	$(VPY) -m pytest -n $(JOBS) -m slow
