@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 import pytest
 
 from topsort_hdl.axi.control import RegisterMap
+from topsort_hdl.block import verilog_instances
 from topsort_hdl.host import half_addresses
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
@@ -265,13 +266,12 @@ def test_floorplan_limits():
 
 
 def test_floorplan_cells_exist_in_the_generated_hierarchy(tiny_u280_project):
-    """Every cell path floorplan.tcl names is an instance of the generated Verilog (Amaranth
-    names a module after its instance path), and every tree is placed exactly once."""
+    """Every cell path floorplan.tcl names is an instance of the generated Verilog (walked
+    from the top through every module's instances), and every tree is placed exactly once."""
     import fnmatch
 
     text = tiny_u280_project["topsort.v"].read_text()
-    instances = {name.replace(".", "/") for name in
-                 re.findall(rf"^module \\{KERNEL_NAME}\.(\S+)", text, re.M)}
+    instances = set(verilog_instances(text, KERNEL_NAME))
     tcl = tiny_u280_project["floorplan.tcl"].read_text()
     cells = re.findall(r"^\s+\$top/(\S+) \\$", tcl, re.M)
     assert cells

@@ -20,9 +20,10 @@ import re
 from typing import NamedTuple
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..records import check_range
 from .signature import RESP_OKAY, AxiLiteSignature
 
@@ -186,7 +187,7 @@ class RegisterMap:
         return f"RegisterMap(args={list(self.args)!r}, counters={list(self.counters)!r})"
 
 
-class ControlRegisters(wiring.Component):
+class ControlRegisters(Block):
     """The ``s_axi_control`` slave of an ``ap_ctrl_hs`` kernel.
 
     AW and W are each held in a register until both have arrived, then the write is applied

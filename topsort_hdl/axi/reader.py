@@ -1,11 +1,12 @@
 """The read engine: one AXI4 master keeping many leaf buffers fed."""
 
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
+from ..block import Block
 from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
@@ -61,7 +62,7 @@ def _one_hot_select(one_hot, values):
     return result
 
 
-class AxiReadEngine(wiring.Component):
+class AxiReadEngine(Block):
     """Read one contiguous byte region per leaf, in INCR bursts, into per-leaf beat buffers.
 
     A command names a leaf, a byte address and a length; both may be anything (regions need
@@ -123,6 +124,8 @@ class AxiReadEngine(wiring.Component):
         Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
         every four cycles, at most one every other cycle.
     """
+
+    module_tag_format = "read_engine_l{leaves}_b{burst_bytes}"
 
     def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
                  max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None,

@@ -1,9 +1,10 @@
 """AXI4 register slices: pipeline stages for a port whose master sits on another die."""
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import data, fifo, wiring
+from amaranth.lib import data, fifo
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..records import check_range
 from .signature import Axi4Signature, AxiParams
 
@@ -104,7 +105,7 @@ def _connect(m, source, sink):
     m.d.comb += [sink_valid.eq(valid), ready.eq(sink_ready), sink_payload.eq(payload)]
 
 
-class AxiRegisterSlice(wiring.Component):
+class AxiRegisterSlice(Block):
     """``stages`` register stages on every channel of an AXI4 port (AW, W, AR toward the
     subordinate, R and B back), so a port that crosses dies can be placed stage by stage along
     its way (the paper: two stages per die crossed). Every signal that crosses is registered
@@ -141,6 +142,8 @@ class AxiRegisterSlice(wiring.Component):
     overrun : Out(StructLayout({channel: 1}))
         Per channel, a transfer lost: its receiver, meant to be always ready, was not.
     """
+
+    module_tag_format = "register_slice_s{stages}"
 
     def __init__(self, params, stages, *, always_ready=()):
         if not isinstance(params, AxiParams):

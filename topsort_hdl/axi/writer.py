@@ -1,11 +1,12 @@
 """The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
 
 from amaranth.hdl import C, Cat, Elaboratable, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..block import Block
 from ..records import check_at_least, check_power_of_two
 from .reader import check_engine_params
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
@@ -89,7 +90,7 @@ class _Queue(Elaboratable):
         return m
 
 
-class AxiWriteEngine(wiring.Component):
+class AxiWriteEngine(Block):
     """Write one job's stream of beats through ``ports`` AXI4 masters.
 
     A command gives the job's length in bytes and ``slots`` beat-aligned base addresses per port
@@ -131,6 +132,8 @@ class AxiWriteEngine(wiring.Component):
     length_bits : int
         Width of the job's byte count.
     """
+
+    module_tag_format = "write_engine_p{ports}"
 
     def __init__(self, params, ports=1, *, slots=1, burst_bytes=4096, batch_bytes=4096,
                  max_outstanding=4, buffer_beats=None, length_bits=36):

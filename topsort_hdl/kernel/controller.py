@@ -6,11 +6,12 @@ to leave at most F runs, and each pass ping-pongs between the tree's two channel
 """
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..axi.reader import region_layout
+from ..block import Block
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
 
@@ -26,7 +27,7 @@ def writer_command_layout(params, ports, slots, length_bits):
     })
 
 
-class TreeController(wiring.Component):
+class TreeController(Block):
     """Drive one tree's read engine, leaf feeders, root packer and write engine.
 
     Phase 1 (``start`` pulse, with ``records`` and ``halves`` steady: the byte addresses of the
@@ -42,6 +43,8 @@ class TreeController(wiring.Component):
     on a path into the engines or feeders it commands.
     ``records`` is sampled at ``start``; the ``group_*`` inputs as phase 2 reads them.
     """
+
+    module_tag_format = "tree_controller"
 
     def __init__(self, config, *, reused=False):
         self.config = config

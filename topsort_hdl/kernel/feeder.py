@@ -1,11 +1,12 @@
 """The leaf feeder: one memory region's beats, cut into runs, into one rate-1 tree leaf."""
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..axi import AxiParams, BeatLayout
+from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_range, tree_record
 
 __all__ = ["LeafFeeder", "feeder_command_layout"]
@@ -34,7 +35,7 @@ def check_record_beats(record, params):
     return params.data_width // record.size
 
 
-class LeafFeeder(wiring.Component):
+class LeafFeeder(Block):
     """Feed one rate-1 leaf of a merge tree with the records of one memory region, in runs.
 
     A command names the region's record count ``records`` and cuts it into ``groups`` runs of
@@ -68,6 +69,8 @@ class LeafFeeder(wiring.Component):
     busy : Out(1)
         High from taking a command with runs until its last run has gone out.
     """
+
+    module_tag_format = "leaf_feeder"
 
     def __init__(self, record, params, count_bits=32):
         self._per_beat = check_record_beats(record, params)

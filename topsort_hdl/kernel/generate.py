@@ -28,7 +28,8 @@ def generate(config, out_dir, vitis=True, port_stages=None):
         plan = board_floorplan(config)
         if plan is not None and port_stages is None:
             port_stages = plan.stages
-    text, kernel = kernel_verilog(config, TOP_NAME, port_stages)
+    design, kernel = kernel_verilog(config, TOP_NAME, port_stages)
+    text = design.text
     (out_dir / f"{TOP_NAME}.v").write_text(text)
     registers = kernel.register_map
     (out_dir / "registers.json").write_text(json.dumps({
@@ -43,4 +44,5 @@ def generate(config, out_dir, vitis=True, port_stages=None):
 
         written = write_project(config, out_dir, plan)
     return {"verilog": out_dir / f"{TOP_NAME}.v", "seconds": time.perf_counter() - start,
-            "bytes": len(text), "vitis": written}
+            "bytes": len(text), "modules": len(design.modules),
+            "instances": sum(design.instances.values()), "vitis": written}

@@ -1,18 +1,16 @@
 """The two-phase TopSort kernel, and its Verilog with the names Vitis expects."""
 
-from amaranth.back import verilog
 from amaranth.hdl import (
     C,
     Cat,
     ClockDomain,
     ClockSignal,
+    DomainRenamer,
     Module,
     Mux,
-    ResetInserter,
     ResetSignal,
     Signal,
 )
-from amaranth.hdl._ir import PortDirection
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -20,6 +18,7 @@ from amaranth.utils import exact_log2
 from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
+from ..block import hierarchical_verilog
 from ..platforms import PLATFORMS
 from ..tree import MergeTree, ReuseSwitch
 from .controller import COUNT_BITS, TreeController
@@ -185,10 +184,15 @@ class TopSortKernel(wiring.Component):
         records = args.records
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
 
-        # Everything that moves data restarts on each ap_start.
+        # Everything that moves data restarts on each ap_start: it runs in a clock domain of
+        # its own (the same clock) whose reset is the kernel's or the job's. A domain, not a
+        # ResetInserter, so that blocks emitted as separate modules get the job reset too.
         job_reset = Signal()
+        m.domains.job = ClockDomain(local=True)
+        m.d.comb += [ClockSignal("job").eq(ClockSignal()),
+                     ResetSignal("job").eq(ResetSignal() | job_reset)]
         dp = Module()
-        m.submodules.datapath = ResetInserter(job_reset)(dp)
+        m.submodules.datapath = DomainRenamer("job")(dp)
 
         length_bits = COUNT_BITS + exact_log2(c.record_bytes)
         reused = {t * group: t for t in range(reuse)}
@@ -411,7 +415,9 @@ def _vitis_name(path):
 
 def kernel_verilog(config, name="topsort", port_stages=None):
     """The kernel's Verilog: top ``name`` with ports ``ap_clk``, ``ap_rst_n``,
-    ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``; returns ``(text, kernel)``."""
+    ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``, every distinct block one module
+    (:func:`~topsort_hdl.block.hierarchical_verilog`); returns ``(design, kernel)``, the
+    design a :class:`~topsort_hdl.block.HierarchicalDesign`."""
     kernel = TopSortKernel(config, port_stages)
     top = Module()
     top.domains.sync = ClockDomain()
@@ -419,10 +425,8 @@ def kernel_verilog(config, name="topsort", port_stages=None):
     ap_rst_n = Signal(name="ap_rst_n")
     top.d.comb += [ClockSignal().eq(ap_clk), ResetSignal().eq(~ap_rst_n)]
     top.submodules.kernel = kernel
-    ports = {"ap_clk": (ap_clk, PortDirection.Input),
-             "ap_rst_n": (ap_rst_n, PortDirection.Input)}
-    for path, member, value in kernel.signature.flatten(kernel):
-        direction = PortDirection.Input if member.flow == In else PortDirection.Output
-        ports[_vitis_name(path)] = (value, direction)
-    text = verilog.convert(top, name=name, ports=ports, emit_src=False)
-    return text, kernel
+    # Directions are left to Amaranth: what the design drives is an output.
+    ports = {"ap_clk": (ap_clk, None), "ap_rst_n": (ap_rst_n, None)}
+    for path, _member, value in kernel.signature.flatten(kernel):
+        ports[_vitis_name(path)] = (value, None)
+    return hierarchical_verilog(top, name, ports), kernel

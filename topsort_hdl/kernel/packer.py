@@ -1,10 +1,11 @@
 """The root packer: a tree root's records, pads dropped, packed into full memory words."""
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_power_of_two, check_range, tree_record
 
 __all__ = ["RootPacker", "packer_command_layout"]
@@ -26,7 +27,7 @@ def below(value, bound):
     return C(table, 1 << len(value)).bit_select(value, 1)
 
 
-class RootPacker(wiring.Component):
+class RootPacker(Block):
     """Pack the real records of a tree root's bundles densely into ``rate``-record words.
 
     In every root bundle the real records come first and pad records (pad flag set, see
@@ -77,6 +78,8 @@ class RootPacker(wiring.Component):
     busy : Out(1)
         High from taking a command with records until its final word has been transferred.
     """
+
+    module_tag_format = "root_packer_e{rate}"
 
     def __init__(self, record, rate, count_bits=40):
         if not isinstance(record, RecordLayout):

@@ -1,14 +1,16 @@
 """Bitonic merge networks: two sorted bundles in, one sorted bundle (or one half of it) out."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..block import Block
 from ..records import RecordLayout, check_power_of_two, check_range
 from .cas import record_key, swap_condition
 
-__all__ = ["BitonicMergeNetwork", "BitonicMerger", "merge_layers", "MAX_RATE"]
+__all__ = ["BitonicMergeNetwork", "BitonicMerger", "merge_layers", "network_comparators",
+           "MAX_RATE"]
 
 MAX_RATE = 32
 KEEP = ("all", "lower", "upper")
@@ -28,12 +30,27 @@ def merge_layers(rate):
     return layers
 
 
+def _live(rate, keep, position):
+    """Whether output ``position`` of a network keeping ``keep`` is computed."""
+    if keep == "lower":
+        return position < rate
+    if keep == "upper":
+        return position >= rate
+    return True
+
+
+def network_comparators(rate, keep="all"):
+    """Comparators of a :class:`BitonicMergeNetwork` of ``rate`` keeping ``keep``."""
+    return sum(1 for layer in merge_layers(rate) for i, j in layer
+               if _live(rate, keep, i) or _live(rate, keep, j))
+
+
 def _register_after(layer, layers, stages):
     # Spread `stages` registers evenly over the layers, the last one after the final layer.
     return (layer + 1) * stages // layers > layer * stages // layers
 
 
-class BitonicMergeNetwork(wiring.Component):
+class BitonicMergeNetwork(Block):
     """Merge two sorted bundles with a pipelined bitonic network.
 
     The network sees ``a + reversed(b)`` (a bitonic sequence) and applies ``log2(2 * rate)``
@@ -66,6 +83,8 @@ class BitonicMergeNetwork(wiring.Component):
         The merged elements, ``latency`` advances after their inputs; ``n`` is ``2 * rate``
         for ``keep="all"``, else ``rate``.
     """
+
+    module_tag_format = "bitonic_{keep}_e{rate}"
 
     def __init__(self, layout, rate, *, keep="all", stages=None, descending=False,
                  order_key=record_key):
@@ -102,15 +121,10 @@ class BitonicMergeNetwork(wiring.Component):
     @property
     def comparators(self):
         """Number of comparators the network instantiates."""
-        layers = merge_layers(self._rate)
-        return sum(1 for layer in layers for i, j in layer if self._live(i) or self._live(j))
+        return network_comparators(self._rate, self._keep)
 
     def _live(self, position):
-        if self._keep == "lower":
-            return position < self._rate
-        if self._keep == "upper":
-            return position >= self._rate
-        return True
+        return _live(self._rate, self._keep, position)
 
     def elaborate(self, platform):
         m = Module()
@@ -144,7 +158,7 @@ class BitonicMergeNetwork(wiring.Component):
         return m
 
 
-class BitonicMerger(wiring.Component):
+class BitonicMerger(Block):
     """Merge two sorted record bundles into one sorted bundle of twice the size.
 
     A stream wrapper of :class:`BitonicMergeNetwork` for standalone use: one bundle from each

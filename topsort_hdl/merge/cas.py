@@ -1,8 +1,9 @@
 """The compare-swap cell."""
 
 from amaranth.hdl import Module, Mux, Shape, Value
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
+from ..block import Block
 
 __all__ = ["CompareSwap", "record_key"]
 
@@ -12,7 +13,7 @@ def record_key(record):
     return record.key
 
 
-class CompareSwap(wiring.Component):
+class CompareSwap(Block):
     """Order two records by key (combinational).
 
     Equal keys never swap, so the cell is stable: ``first`` is ``a`` on a tie.

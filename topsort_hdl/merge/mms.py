@@ -5,6 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
+from ..block import Block
 from ..records import (
     BundleLayout,
     RecordLayout,
@@ -12,7 +13,7 @@ from ..records import (
     check_power_of_two,
     check_range,
 )
-from .bitonic import BitonicMergeNetwork
+from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
 from .lanes import LaneFIFO, stream_out
 from .selector import RunSelector
@@ -46,7 +47,7 @@ def tagged_order(element):
     return Cat(element.index, element.age, element.record.key, element.bound)
 
 
-class MmsMergeUnit(wiring.Component):
+class MmsMergeUnit(Block):
     """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, the paper's Fig. 3).
 
     A selector takes, each cycle, the head bundle whose smallest key is smaller (ties
@@ -89,6 +90,8 @@ class MmsMergeUnit(wiring.Component):
         Merged runs; one output bundle per input bundle, ``last`` on the final one.
     """
 
+    module_tag_format = "mms_e{rate}_k{record.key_bits}_v{record.value_bits}"
+
     def __init__(self, record, rate, *, network_stages=None, input_depth=4, output_depth=None):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
@@ -105,12 +108,8 @@ class MmsMergeUnit(wiring.Component):
         self._rate = rate
         self._input_depth = input_depth
         self._output_depth = output_depth
+        self._network_stages = network_stages
         self._tagged = tagged_layout(record, rate)
-        # Created only once every parameter is known good (an unused one would warn).
-        self._bml = BitonicMergeNetwork(self._tagged, rate, keep="upper",
-                                        stages=network_stages, order_key=tagged_order)
-        self._bms = BitonicMergeNetwork(self._tagged, rate, keep="lower",
-                                        stages=network_stages, order_key=tagged_order)
         self._bundle = BundleLayout(record, rate)
         super().__init__({
             "a": In(stream.Signature(self._bundle)),
@@ -133,7 +132,7 @@ class MmsMergeUnit(wiring.Component):
     @property
     def pipeline_latency(self):
         """Cycles from the selection of a bundle to its output bundle entering the FIFO."""
-        return self._bml.latency + self._bms.latency
+        return 2 * self._network_stages     # BML, then BMS
 
     @property
     def output_depth(self):
@@ -143,7 +142,8 @@ class MmsMergeUnit(wiring.Component):
     def comparators(self):
         """Key comparators: BML, BMS and the selector's six (both orders of the two heads, and
         of each head against the bundle waiting behind the other)."""
-        return self._bml.comparators + self._bms.comparators + 6
+        return (network_comparators(self._rate, "upper") + network_comparators(self._rate, "lower")
+                + 6)
 
     def elaborate(self, platform):
         m = Module()
@@ -205,10 +205,14 @@ class MmsMergeUnit(wiring.Component):
         # pipelined BML, X is read a cycle later out of the register it was loaded into, so the
         # selector's choice drives no bundle-wide multiplexer.
         plus_infinity = Signal()
-        if self._bml.latency:
+        # The networks are built here, not in the constructor: a unit shared as one module
+        # (topsort_hdl.block) is elaborated once, and an unused network would warn.
+        network = dict(stages=self._network_stages, order_key=tagged_order)
+        m.submodules.bml = bml = BitonicMergeNetwork(tagged, e, keep="upper", **network)
+        if bml.latency:
             incoming = [Mux(a_newer_lanes[i], ra[i], rb[i]) for i in range(e)]
             m.d.sync += plus_infinity.eq(first | flush_alone)
-            x_delay = self._bml.latency - 1
+            x_delay = bml.latency - 1
         else:
             incoming = [chosen.records[i] for i in range(e)]
             m.d.comb += plus_infinity.eq(first | flush_alone)
@@ -223,7 +227,6 @@ class MmsMergeUnit(wiring.Component):
             ]
 
         # BML: held = upper half of (RA u RB), ranked by the age of each register.
-        m.submodules.bml = bml = self._bml
         for i in range(e):
             m.d.comb += [
                 bml.a[i].record.eq(ra[i]),
@@ -240,9 +243,9 @@ class MmsMergeUnit(wiring.Component):
         # to shift-register LUTs); the step's flags, with reset, wait for BML and BMS.
         flags = Signal(data.StructLayout({"emits": 1, "last": 1}))
         m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
-        flags = _delay(m, flags, bml.latency + self._bms.latency, "step")
+        m.submodules.bms = bms = BitonicMergeNetwork(tagged, e, keep="lower", **network)
+        flags = _delay(m, flags, bml.latency + bms.latency, "step")
         delayed_x = _delay(m, x, x_delay, "x", reset_less=True)
-        m.submodules.bms = bms = self._bms
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
 
         # Output FIFO: credit counting above guarantees room for every bundle that arrives.

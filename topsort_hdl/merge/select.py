@@ -4,6 +4,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_at_least
 from .credit import CreditCounter
 from .lanes import stream_out
@@ -15,7 +16,7 @@ __all__ = ["SelectMergeUnit"]
 OUTPUT_DEPTH = 4
 
 
-class SelectMergeUnit(wiring.Component):
+class SelectMergeUnit(Block):
     """Merge two streams of sorted runs at one record per cycle.
 
     With one-record bundles the record the selector takes is the next one of the merged run,
@@ -37,6 +38,8 @@ class SelectMergeUnit(wiring.Component):
     o : Out(stream.Signature(BundleLayout(record, 1)))
         Merged runs, ``last`` on each merged run's final record.
     """
+
+    module_tag_format = "select_k{record.key_bits}_v{record.value_bits}"
 
     def __init__(self, record, *, input_depth=4):
         if not isinstance(record, RecordLayout):

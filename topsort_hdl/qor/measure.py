@@ -46,12 +46,14 @@ def measure_generator(name="u280"):
               "from topsort_hdl.kernel.generate import generate; "
               "out = Path(tempfile.mkdtemp()); "
               f"done = generate(config_from({name!r}), out); "
-              "print(done['bytes'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+              "peak = max(resource.getrusage(who).ru_maxrss for who in "
+              "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)); "
+              "print(done['bytes'], done['modules'], peak)")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode:
         raise RuntimeError(f"generating {name} failed: {done.stderr.strip()[-500:]}")
-    verilog_bytes, peak_kb = map(int, done.stdout.split()[-2:])
+    verilog_bytes, modules, peak_kb = map(int, done.stdout.split()[-3:])
     return {"seconds": round(seconds, 1), "peak_mb": round(peak_kb / 1024),
-            "verilog_mb": round(verilog_bytes / 1e6, 1)}
+            "verilog_mb": round(verilog_bytes / 1e6, 1), "modules": modules}

@@ -1,15 +1,16 @@
 """The 2:1 coupler between tree levels."""
 
 from amaranth.hdl import Cat, Const, Module, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_power_of_two, pad_key
 
 __all__ = ["Coupler"]
 
 
-class Coupler(wiring.Component):
+class Coupler(Block):
     """Pack two consecutive ``rate``-record bundles of a run into one of ``2 * rate``.
 
     A run with an odd number of bundles ends with a bundle whose upper half is pad records
@@ -28,6 +29,8 @@ class Coupler(wiring.Component):
     i : In(stream.Signature(BundleLayout(record, rate)))
     o : Out(stream.Signature(BundleLayout(record, 2 * rate)))
     """
+
+    module_tag_format = "coupler_e{rate}"
 
     def __init__(self, record, rate):
         if not isinstance(record, RecordLayout):

@@ -4,6 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import (
     BundleLayout,
@@ -41,7 +42,7 @@ def check_tree_shape(rate, leaves):
                          f"not {rate}")
 
 
-class MergeTree(wiring.Component):
+class MergeTree(Block):
     """A binary tree of merge units with ``leaves`` leaves and ``rate`` records/cycle at the root.
 
     Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS units,
@@ -79,6 +80,8 @@ class MergeTree(wiring.Component):
     o : Out(stream.Signature(BundleLayout(tree_record, rate)))
         Merged runs.
     """
+
+    module_tag_format = "tree_p{rate}_l{leaves}"
 
     def __init__(self, record, rate, leaves, *, leaf_depth=256, fifo_depth=DEFAULT_FIFO_DEPTH):
         if not isinstance(record, RecordLayout):

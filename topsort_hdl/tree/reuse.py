@@ -4,6 +4,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_power_of_two
 from .coupler import Coupler
 from .merge_tree import DEFAULT_FIFO_DEPTH, MergeTree, build_unit_tree, check_tree_shape
@@ -18,7 +19,7 @@ def extra_rates(rate, trees):
     return [rate * trees >> level for level in range(trees.bit_length() - 1)]
 
 
-class ReuseSwitch(wiring.Component):
+class ReuseSwitch(Block):
     """``trees`` merge trees (p, l) that also form one wide tree for phase 2.
 
     Phase 1 (``mode`` = 0): each tree merges its own leaves to its own output ``o[t]``.
@@ -51,6 +52,8 @@ class ReuseSwitch(wiring.Component):
     wide : Out(stream.Signature(BundleLayout(tree_record, trees * rate)))
         Phase-2 output (idle in phase 1).
     """
+
+    module_tag_format = "reuse_t{trees}_p{rate}_l{leaves}"
 
     def __init__(self, record, trees, rate, leaves, *, leaf_depth=256,
                  fifo_depth=DEFAULT_FIFO_DEPTH):

