@@ -32,7 +32,6 @@ from amaranth.lib import wiring
 
 __all__ = ["Block", "HierarchicalDesign", "hierarchical_verilog", "module_name"]
 
-PREFIX = "topsort"
 # The converter in force while a design is being converted (None: blocks elaborate as usual).
 _CONVERTER = contextvars.ContextVar("topsort_block_converter", default=None)
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -41,7 +40,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 def _stable_repr(value):
     """``repr`` of a constructor argument, with functions and classes by their qualified name."""
     if inspect.isfunction(value) or inspect.isclass(value):
-        return f"{value.__module__}.{value.__qualname__}"
+        name = f"{value.__module__}.{value.__qualname__}"
+        # A lambda or a local definition: its name does not say which code it is.
+        return f"{name} at 0x{id(value):x}" if "<" in name else name
     if isinstance(value, (list, tuple)):
         inner = ", ".join(_stable_repr(v) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
@@ -107,10 +108,12 @@ class Block(wiring.Component):
         return self.module_tag_format.format(**self._block_arguments)
 
 
-def module_name(block):
-    """The Verilog module a block becomes: ``topsort_<tag>_<hash of its identity>``."""
+def module_name(block, prefix):
+    """The Verilog module a block becomes in a design whose top is ``prefix``:
+    ``<prefix>_<tag>_<hash of its identity>`` (so that designs written with different top
+    names can be read together)."""
     digest = hashlib.sha256(block.block_identity.encode()).hexdigest()[:6]
-    return f"{PREFIX}_{block.module_tag()}_{digest}"
+    return f"{prefix}_{block.module_tag()}_{digest}"
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,8 @@ def _module_ports(rtlil, name):
 
 
 class _Converter:
-    def __init__(self):
+    def __init__(self, prefix):
+        self.prefix = prefix
         self.current = []           # the blocks being converted, innermost last
         self.modules = {}           # identity -> (name, ports)
         self.names = {}             # name -> identity
@@ -165,7 +169,7 @@ class _Converter:
     def instance(self, block):
         identity = block.block_identity
         if identity not in self.modules:
-            name = module_name(block)
+            name = module_name(block, self.prefix)
             if self.names.setdefault(name, identity) != identity:
                 raise RuntimeError(f"two blocks share the module name {name}: "
                                    f"{self.names[name]} and {identity}")
@@ -203,7 +207,7 @@ def hierarchical_verilog(elaboratable, name, ports=None):
     """Convert ``elaboratable`` (top module ``name``, ``ports`` as for ``verilog.convert``)
     with every :class:`Block` in it emitted once per identity; a
     :class:`HierarchicalDesign`."""
-    converter = _Converter()
+    converter = _Converter(name)
     token = _CONVERTER.set(converter)
     try:
         converter.convert(elaboratable, name, ports, top=True)

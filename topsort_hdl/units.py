@@ -2,9 +2,8 @@
 
 import os
 
-from amaranth.back import verilog
-
 from .axi import AxiParams, AxiReadEngine, AxiWriteEngine
+from .block import hierarchical_verilog
 from .merge import BitonicMerger, CompareSwap, MmsMergeUnit
 from .records import RecordLayout
 from .tree import MergeTree, ReuseSwitch
@@ -78,7 +77,8 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
 
 
 def emit_verilog(component, name):
-    """Return the Verilog of ``component`` with top-level module ``name``."""
+    """Return the Verilog of ``component`` with top-level module ``name``, each distinct block
+    inside it one module named ``name_...`` (:func:`~topsort_hdl.block.hierarchical_verilog`)."""
     if not name.isidentifier():
         raise ValueError(f"name must be a Verilog identifier, not {name!r}")
-    return verilog.convert(component, name=name, emit_src=False)
+    return hierarchical_verilog(component, name).text

@@ -1,0 +1,113 @@
+"""Blocks and the hierarchical Verilog writer (topsort_hdl/block.py)."""
+
+import gc
+import re
+import warnings
+
+import pytest
+from amaranth.hdl import Module, UnusedElaboratable
+
+from topsort_hdl.block import hierarchical_verilog, module_name, verilog_instances
+from topsort_hdl.kernel.config import config_from
+from topsort_hdl.kernel.kernel import kernel_verilog
+from topsort_hdl.merge import MmsMergeUnit, SelectMergeUnit
+from topsort_hdl.merge.bitonic import BitonicMergeNetwork
+from topsort_hdl.merge.mms import tagged_layout, tagged_order
+from topsort_hdl.records import RecordLayout, tree_record
+from topsort_hdl.tree import MergeTree
+
+RECORD = RecordLayout(32, 32)
+
+
+def modules_of(text):
+    return re.findall(r"^module (\S+?) ?\(", text, re.MULTILINE)
+
+
+def names(*builds):
+    """``(identity, module name)`` of each block ``build()`` makes; the blocks are collected
+    here, without the "never used" warning they would give during a later test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        out = []
+        for build in builds:
+            block = build()
+            out.append((block.block_identity,
+                        None if block.block_identity is None else module_name(block, "t")))
+            del block
+        gc.collect()
+    return out
+
+
+PADDED = tree_record(RECORD)
+
+
+def test_identity_is_the_class_and_the_bound_arguments():
+    (one, name), *same = names(lambda: MmsMergeUnit(PADDED, 4, input_depth=8),
+                               lambda: MmsMergeUnit(PADDED, rate=4, input_depth=8))
+    assert [identity for identity, _ in same] == [one]
+    assert re.fullmatch(r"t_mms_e4_k33_v32_[0-9a-f]{6}", name)
+    # Defaults are filled in: the same hardware is the same block however it was asked for.
+    default, explicit = names(lambda: MmsMergeUnit(PADDED, 4),
+                              lambda: MmsMergeUnit(PADDED, 4, input_depth=4, output_depth=None))
+    assert default == explicit
+    others = names(lambda: MmsMergeUnit(PADDED, 8, input_depth=8),
+                   lambda: MmsMergeUnit(PADDED, 4),
+                   lambda: MmsMergeUnit(RecordLayout(40, 24), 4, input_depth=8))
+    assert len({one, *(identity for identity, _ in others)}) == 4
+    assert len({name, *(module for _, module in others)}) == 4
+    ((select, _),) = names(lambda: SelectMergeUnit(PADDED))
+    assert select.startswith("topsort_hdl.merge.select.SelectMergeUnit(record=RecordLayout("
+                             "key_bits=33, value_bits=32), input_depth=4)")
+
+
+def test_an_argument_without_a_stable_repr_makes_no_identity():
+    # A named function is known by its name; a lambda or a local function could be any code.
+    layout = tagged_layout(RECORD, 2)
+    ((named, _), (anonymous, _)) = names(
+        lambda: BitonicMergeNetwork(layout, 2, order_key=tagged_order),
+        lambda: BitonicMergeNetwork(layout, 2, order_key=lambda e: e.record.key))
+    assert "order_key=topsort_hdl.merge.mms.tagged_order" in named
+    assert anonymous is None
+
+
+def two_trees():
+    m = Module()
+    m.submodules.left = MergeTree(RECORD, 2, 4, leaf_depth=4)
+    m.submodules.right = MergeTree(RECORD, 2, 4, leaf_depth=4)
+    m.submodules.other = MergeTree(RECORD, 2, 4, leaf_depth=8)
+    return m
+
+
+def test_each_distinct_block_is_emitted_once_and_instantiated_where_used():
+    design = hierarchical_verilog(two_trees(), "top", ports=[])
+    names = modules_of(design.text)
+    assert len(names) == len(set(names))
+    trees = [name for name in design.modules if "_tree_p2_l4_" in name]
+    assert sorted(design.instances[name] for name in trees) == [1, 2]
+    # Units are shared across the trees: 2 rate-1 units and 1 rate-2 unit in each of three.
+    (select,) = [name for name in design.modules if "_select_" in name]
+    assert design.instances[select] == 2 * len(trees)
+    (mms,) = [name for name in design.modules if "_mms_e2_" in name]
+    assert design.instances[mms] == len(trees)
+    paths = verilog_instances(design.text, "top")
+    assert paths["left"] == paths["right"] != paths["other"]
+    assert paths["left/l0u0"] == paths["other/l0u0"] == mms
+    assert paths["right/l1u1"] == select
+
+
+def test_output_is_deterministic():
+    first = hierarchical_verilog(two_trees(), "top", ports=[]).text
+    assert hierarchical_verilog(two_trees(), "top", ports=[]).text == first
+
+
+@pytest.mark.parametrize("name", ["tiny"])
+def test_kernel_modules_are_distinct_and_every_block_is_shared(name):
+    design, kernel = kernel_verilog(config_from(name), "topsort")
+    names = modules_of(design.text)
+    assert len(names) == len(set(names))
+    paths = verilog_instances(design.text, "topsort")
+    config = kernel.config
+    feeders = {paths[f"kernel/datapath/feeder{t}_{j}"] for t in range(config.trees)
+               for j in range(config.leaves)}
+    assert len(feeders) == 1
+    assert design.instances[feeders.pop()] == config.trees * config.leaves
