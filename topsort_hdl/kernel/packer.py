@@ -11,7 +11,7 @@ __all__ = ["RootPacker", "packer_command_layout"]
 
 MAX_RATE = 64
 # The remaining count's bits above the low ones count down in chunks of this many bits.
-CHUNK_BITS = 8
+CHUNK_BITS = 16
 
 
 def packer_command_layout(count_bits):
