@@ -88,6 +88,24 @@ def test_reader_keeps_leaves_apart_with_small_buffers():
     check_reads(engine, commands, run, memory)
 
 
+@pytest.mark.parametrize("latency", [2, 9])
+def test_reader_marks_a_short_closing_burst_right_behind_another(latency):
+    # A leaf's last beat is its closing burst's RLAST, found by counting its bursts in flight:
+    # regions that end in a burst of one beat, granted while the leaf's longer bursts are out
+    # and returned the cycle after the one before it (a memory without stalls), so that the
+    # flag must be right in the cycle after a burst completes.
+    params = AxiParams(data_width=64, id_width=2)
+    engine = AxiReadEngine(params, 2, burst_bytes=64, max_outstanding=4)
+    rng = random.Random(latency)
+    commands = [(leaf, leaf * CHANNEL + 4096 * k, 64 * n + 8)
+                for k, n in enumerate((1, 2, 3, 1)) for leaf in range(2)]
+    memory = SparseMemory()
+    fill(memory, commands, rng)
+    run = run_reader(engine, commands, memory=memory, latency=latency)
+    check_reads(engine, commands, run, memory)
+    assert run.error == 0
+
+
 @pytest.mark.parametrize("leaf_beats", [1, 2, 3])
 @pytest.mark.parametrize("buffer_beats,leaf_stall", [(4, 0.9), (6, 0.7), (5, 0.0)])
 def test_reader_buffers_full_and_empty(buffer_beats, leaf_stall, leaf_beats):

@@ -9,6 +9,7 @@ from amaranth.sim import Simulator
 
 from topsort_hdl.axi import AxiParams, BeatLayout
 from topsort_hdl.bench.streams import Job, run_jobs
+from topsort_hdl.kernel import packer
 from topsort_hdl.kernel.config import PRESETS
 from topsort_hdl.kernel.controller import TreeController
 from topsort_hdl.kernel.feeder import LeafFeeder, feeder_command_layout
@@ -230,6 +231,21 @@ def test_packer_narrow_counts(rate, count_bits):
     job, words = packer_job(rng, rate, counts, max_run=2 * rate, count_bits=count_bits)
     (result,) = run_jobs(RootPacker(RECORD, rate, count_bits=count_bits), [job], seed=count_bits,
                          gap=0.3, stall=0.4)
+    assert result.outputs["o"] == words
+
+
+@pytest.mark.parametrize("rate,chunk_bits", [(1, 1), (4, 2), (4, 1)])
+def test_packer_count_chunks(rate, chunk_bits, monkeypatch):
+    """The count's bits above the low ones go in chunks, a chunk's carry a cycle after the
+    one below it wrapped: with chunks of a bit or two, counts that ripple carries through
+    several chunks (and stop just short of or just past a wrap) still end exactly."""
+    monkeypatch.setattr(packer, "CHUNK_BITS", chunk_bits)
+    rng = random.Random(f"packer-chunks-{rate}-{chunk_bits}")
+    unit = 16 * rate            # 4*rate records wrap the low bits; 4 of those per chunk of 2
+    counts = [4 * unit, 4 * unit + 1, 0, 4 * unit - 1, unit + rate, 9 * unit - 1, 8 * unit, 3]
+    job, words = packer_job(rng, rate, counts, max_run=3 * rate, count_bits=12)
+    (result,) = run_jobs(RootPacker(RECORD, rate, count_bits=12), [job], seed=chunk_bits,
+                         gap=0.2, stall=0.3)
     assert result.outputs["o"] == words
 
 

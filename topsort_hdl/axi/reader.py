@@ -182,11 +182,14 @@ class AxiReadEngine(Block):
         to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
         pending = Signal(leaves)             # to_issue != 0, kept as a flag
         narrow = Signal(leaves)              # to_issue < 2 * burst_beats, kept as a flag
-        # Beats still due, less two (mod 2**width): the decrement's carry out says when two
-        # are due, so the next beat's flag ``final`` comes from a carry chain, not a compare.
-        countdown = [Signal(len(Signal(region_beats)), name=f"countdown{i}")
-                     for i in range(leaves)]
-        final = Signal(leaves)               # the next beat due is the region's last
+        # A leaf's bursts come back in order (one ARID per leaf), so its region's last beat is
+        # the RLAST that comes once its closing burst is granted and is its only burst in
+        # flight. Bursts in flight are counted per leaf (a few bits, where a count of the
+        # region's beats took the full length's width and a LUT a bit to load and count).
+        inflight = [Signal(range(self.max_outstanding + 1), name=f"inflight{i}")
+                    for i in range(leaves)]
+        closed = Signal(leaves)              # the leaf's closing burst is granted
+        final = Signal(leaves)               # the leaf's next RLAST ends its region
         first = Signal(leaves)
         begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
         end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
@@ -321,9 +324,7 @@ class AxiReadEngine(Block):
             "load": 1,
             "next_beat": p.addr_width - lane_bits,
             "beats": region_beats,
-            "countdown": len(Signal(region_beats)),   # beats - 2
             "narrow": 1,               # beats < 2 * burst_beats
-            "single": 1,               # beats == 1
             "begin": range(lanes),
             "end": range(1, lanes + 1),
         }))
@@ -364,9 +365,7 @@ class AxiReadEngine(Block):
                 decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
                 decoded.next_beat.eq(sums.next_beat),
                 decoded.beats.eq(sums.beats),
-                decoded.countdown.eq(sums.beats - 2),
                 decoded.narrow.eq(sums.beats[burst_bits + 1:] == 0),
-                decoded.single.eq(sums.beats == 1),
                 decoded.begin.eq(sums.begin),
                 decoded.end.eq(sums.end),
             ]
@@ -398,22 +397,29 @@ class AxiReadEngine(Block):
         with m.If(stray):
             m.d.sync += self.error.eq(1)
         for i in range(leaves):
-            width = len(countdown[i])
-            less = Signal(width + 1, name=f"less{i}")
-            m.d.comb += less.eq(countdown[i] + ((1 << width) - 1))
+            # A burst is in flight from its grant (before AR: none of its beats is back yet) to
+            # its RLAST. ``final`` is registered from the count and what changes it this cycle.
+            done = Signal(name=f"burst_done{i}")
+            m.d.comb += done.eq(arriving[i] & axi.rlast)
+            closes = Signal(name=f"closes{i}")
+            m.d.comb += closes.eq(closed[i] | granted[i] & closing[i])
+            count = inflight[i]
+            m.d.sync += [
+                count.eq(count + granted[i] - done),
+                closed[i].eq(closes),
+                final[i].eq(closes & Mux(granted[i] == done, count == 1,
+                                         Mux(granted[i], count == 0, count == 2))),
+            ]
             with m.If(arriving[i]):
-                m.d.sync += [
-                    first[i].eq(0),
-                    countdown[i].eq(less[:width]),
-                    final[i].eq(~less[width]),     # no carry: countdown was zero
-                ]
-                with m.If(final[i]):
+                m.d.sync += first[i].eq(0)
+                with m.If(axi.rlast & final[i]):
                     m.d.sync += returning[i].eq(0)
-            # (never with a beat for the leaf: it takes a command only once none is due)
+            # (never with a beat for the leaf: it takes a command only once none is due, so
+            # none of its bursts is in flight)
             with m.If(loading[i]):
                 m.d.sync += [
-                    countdown[i].eq(decoded.countdown),
-                    final[i].eq(decoded.single),
+                    closed[i].eq(0),
+                    final[i].eq(0),
                     first[i].eq(1),
                     begin[i].eq(decoded.begin),
                     end[i].eq(decoded.end),
@@ -432,7 +438,7 @@ class AxiReadEngine(Block):
         write, read = memory.write_port(), memory.read_port()
         wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
         rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
-        last_beat = final.bit_select(rid, 1)
+        last_beat = axi.rlast & final.bit_select(rid, 1)
         m.d.comb += [
             write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid)),
             write.en.eq(expected),

@@ -45,7 +45,8 @@ class LeafFeeder(Block):
     ``last`` set on the final record of each run; an empty run goes out as one pad record with
     ``last`` set. The region must fit its runs (``records <= groups * L``); its beats must carry
     exactly ``records`` records, little-endian (record ``i`` of a beat at bits ``[i*W, i*W+W)``)
-    with each beat's ``[begin, end)`` on record boundaries.
+    with each beat's ``[begin, end)`` on record boundaries, ``last`` set on its final beat: the
+    region ends with that beat's last record (the count itself only tells an empty region).
 
     A command is taken when the feeder is idle (``busy`` low); one of zero groups is taken and
     does nothing. The current beat is held in a register and read one record per cycle; the next
@@ -97,18 +98,22 @@ class LeafFeeder(Block):
         count_bits = self._count_bits
 
         # The command in progress. Runs are cut at multiples of L, so the record numbered n
-        # (from 1) ends its run when n is a multiple of L: one count of the records (reset by a
-        # command, no load multiplexer) serves the region and its runs. What the next record
-        # ends is registered as it is counted (flags, not compares behind the count).
+        # (from 1) ends its run when n is a multiple of L, that is when bit log2(L) of the count
+        # changed from n - 1 to n: one count of the records (reset by a command, no load
+        # multiplexer) and that bit of it a record ago tell the run ends, with no mask of L's
+        # bits. The region's last record is the last of the beat marked ``last``, so the count
+        # is not compared with the command's. Runs sent are counted the same way, up from a
+        # reset, and compared with the command's. What the next record ends is registered as it
+        # is counted (flags, not compares behind the counts).
         active = Signal()
-        records = Signal(count_bits)          # the command's record count
         after = Signal(count_bits + 1)        # the number of the record after the next
-        in_run = Signal(count_bits)           # L - 1: a number's bits within a run
-        final = Signal()                      # the next record is the region's last
-        run_end = Signal()                    # the next record ends its run (L > 1)
+        run_log2 = Signal(range(count_bits + 1))
+        before = Signal()                     # bit run_log2 of (after - 1)
+        run_end = Signal()                    # the next record ends its run
         padding = Signal()                    # every record is out: one pad per run left
-        groups = Signal(count_bits)           # runs still to send, the current one included
-        one_left = Signal()                   # groups == 1
+        groups = Signal(count_bits)           # the command's runs
+        sent = Signal(count_bits + 1)         # runs sent, plus two
+        one_left = Signal()                   # one run left to send, the current one
 
         # The held beat.
         held = Signal(self._params.data_width)
@@ -116,6 +121,8 @@ class LeafFeeder(Block):
         stop = Signal(range(per_beat + 1))    # one past its last record
         ending = Signal()                     # index + 1 == stop, kept as a flag
         holding = Signal()
+        held_last = Signal()                  # the held beat is the region's last
+        final = Signal()                      # the next record is the region's last
 
         # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
         # a multiple of the width would cost more LUTs).
@@ -125,8 +132,8 @@ class LeafFeeder(Block):
         step = Signal()                       # a record (or pad) goes out this cycle
         beat_done = Signal()                  # the held beat's last record goes out
         m.d.comb += [
-            # (L == 1: every record ends its run; from the registered mask, not the command)
-            last.eq(padding | run_end | ~in_run[0] | final),
+            final.eq(held_last & ending),
+            last.eq(padding | run_end | final),
             self.o.valid.eq(active & (padding | holding)),
             self.o.payload.records[0].eq(Cat(Mux(padding, 0, record), padding)),
             self.o.payload.last.eq(last),
@@ -138,11 +145,12 @@ class LeafFeeder(Block):
 
         with m.If(step):
             with m.If(~padding):
+                # (from registers: no carry chain in front of the flags)
+                bit = after.bit_select(run_log2, 1)
                 m.d.sync += [
                     after.eq(after + 1),
-                    # (from registers: no carry chain in front of the flags)
-                    final.eq(after == records),
-                    run_end.eq((after[:count_bits] & in_run) == 0),
+                    before.eq(bit),
+                    run_end.eq(bit ^ before),
                     index.eq(index + 1),
                     ending.eq(index + 2 == stop),
                 ]
@@ -151,7 +159,7 @@ class LeafFeeder(Block):
                 with m.If(beat_done):
                     m.d.sync += holding.eq(0)
             with m.If(last):
-                m.d.sync += [groups.eq(groups - 1), one_left.eq(groups == 2)]
+                m.d.sync += [sent.eq(sent + 1), one_left.eq(sent == groups)]
                 with m.If(one_left):
                     m.d.sync += active.eq(0)
 
@@ -171,19 +179,21 @@ class LeafFeeder(Block):
                 ending.eq(first + 1 == end),
                 stop.eq(end),
                 holding.eq(first < end),
+                held_last.eq(beat.last),
             ]
 
         cmd = self.cmd.payload
         m.d.comb += self.cmd.ready.eq(~active)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                records.eq(cmd.records),
                 after.eq(2),
-                in_run.eq(Cat(k < cmd.run_log2 for k in range(count_bits))),
-                final.eq(cmd.records == 1),
-                run_end.eq(0),
+                run_log2.eq(cmd.run_log2),
+                # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
+                before.eq(cmd.run_log2 == 0),
+                run_end.eq(cmd.run_log2 == 0),
                 padding.eq(cmd.records == 0),
                 groups.eq(cmd.groups),
+                sent.eq(2),
                 one_left.eq(cmd.groups == 1),
                 active.eq(cmd.groups != 0),
             ]

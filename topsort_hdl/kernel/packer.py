@@ -11,6 +11,8 @@ from ..records import BundleLayout, RecordLayout, check_power_of_two, check_rang
 __all__ = ["RootPacker", "packer_command_layout"]
 
 MAX_RATE = 64
+# The remaining count's bits above the low ones count down in chunks of this many bits.
+CHUNK_BITS = 16
 
 
 def packer_command_layout(count_bits):
@@ -59,7 +61,8 @@ class RootPacker(Block):
     most ``rate``), and while it is low fewer than ``4*rate`` are left, so only the low
     ``log2(rate)+2`` bits of the remaining count matter: the bundle with the job's final record
     is found by looking that count up in the bundle's pad flags, not by comparing it with a
-    decoded count.
+    decoded count. The count's bits above those count down a chunk at a time, a chunk's borrow
+    taken by the next one a cycle later, so that no carry chain is longer than a chunk.
 
     Parameters
     ----------
@@ -104,11 +107,26 @@ class RootPacker(Block):
         log_rate = exact_log2(rate)
         slots = 2 * rate
 
-        # The real records still to take (while ~done), kept inverted: ~remaining + reals is
-        # ~(remaining - reals), an addition whose upper bits need no LUT before the carry chain.
-        remaining_n = Signal(self._count_bits)
+        # The real records still to take (while ~done), kept inverted (~x + n is ~(x - n), an
+        # addition with no LUT before its carry chain), split in two: the low log2(rate)+2 bits
+        # take `reals`, and the carry out of that addition (a borrow of the count) adds one to
+        # the (inverted) bits above, in chunks of CHUNK_BITS, a chunk's carry registered into
+        # the next one (a borrow comes at most once in four cycles, so carries never queue up).
+        # So no carry chain is longer than a chunk: Yosys' ABC maps for delay, and a 40-bit
+        # carry chain let it deepen other paths to as long in LUTs (the final-bundle lookup).
+        low_bits = log_rate + 2
+        low_n = Signal(low_bits)
+        high_bits = max(self._count_bits - low_bits, 0)
+        high_n = [Signal(min(CHUNK_BITS, high_bits - b), name=f"high{b // CHUNK_BITS}_n")
+                  for b in range(0, high_bits, CHUNK_BITS)]
+        # A chunk's pending carry, from the one below it (all ones wrapped to 0) a cycle ago.
+        carry_in = [Signal(name=f"carry{k}") for k in range(1, len(high_n))]
         many = Signal()     # remaining >= 3*rate: this bundle is not the job's last
-        done = Signal(init=1)                        # the job's final record is in (or none)
+        # The job's final record is in (or it has none): two registers, so that a command's
+        # zero test is loaded on its own (a flip-flop enable) and not chained with the rest.
+        done = Signal()
+        empty = Signal(init=1)                      # the job has no records (or no job yet)
+        ended = Signal()                            # the job's final record is in
         tail = Signal()     # the final record is in; its run's last bundle is not
         ring = [Signal(width, name=f"slot{s}") for s in range(slots)]
         # Positions count records mod 4*rate: the low log2(rate) bits are the slot within a
@@ -121,6 +139,7 @@ class RootPacker(Block):
         out_valid = Signal()
         out_data = Signal(rate * width)
 
+        m.d.comb += done.eq(empty | ended)
         off = at[:log_rate]
         part = Signal()                             # off != 0, kept in a register
         # Whole words waiting, (at's word - rd) mod 4, told by plain logic (a subtraction
@@ -189,23 +208,31 @@ class RootPacker(Block):
                 m.d.sync += ring[s].eq(rotated_records.word_select(j, width))
 
         # The bundle with the job's final record: while `many` is low, remaining < 4*rate.
-        remaining_n_wide = Cat(remaining_n, C((1 << (log_rate + 2)) - 1, log_rate + 2))
-        low = ~remaining_n_wide[:log_rate + 2]      # remaining, when ~many
+        low = ~low_n                                # remaining, when ~many
         # reals >= low, looked up in the pads (a thermometer) rather than compared with the
         # decoded count: the low-th record is real, or low is 0.
         enough = Cat(C(1, 1), *real, C(0, 3 * rate - 1))
         last_in = Signal()
         m.d.comb += last_in.eq(~many & enough.bit_select(low, 1))
         # remaining >= 4*rate now: at least 3*rate next cycle (a bundle takes at most rate).
-        m.d.sync += many.eq((~remaining_n_wide[log_rate + 2:]).any())
+        # A pending carry is no matter: the chunk below it has just wrapped to 0 (~all ones).
+        m.d.sync += many.eq((~Cat(*high_n)).any())
+        low_sum = Signal(low_bits + 1)
+        m.d.comb += low_sum.eq(low_n + reals)
+        carries = [fresh & low_sum[low_bits], *carry_in]
+        for k, chunk in enumerate(high_n):
+            with m.If(carries[k]):
+                m.d.sync += chunk.eq(chunk + 1)
+            if k + 1 < len(high_n):
+                m.d.sync += carry_in[k].eq(carries[k] & chunk.all())
         next_at = Signal.like(at)
         m.d.comb += next_at.eq(at + reals)
         with m.If(fresh):
             m.d.sync += [
-                remaining_n.eq(remaining_n + reals),
+                low_n.eq(low_sum[:low_bits]),
                 at.eq(Mux(last_in, Cat(C(0, log_rate), end_word), next_at)),
                 part.eq(~last_in & next_at[:log_rate].any()),
-                done.eq(last_in),
+                ended.eq(last_in),
             ]
         with m.If(take):
             m.d.sync += tail.eq(~self.i.payload.last & (done | last_in))
@@ -221,9 +248,13 @@ class RootPacker(Block):
         in_last = records[:log_rate]               # records in the final word, 0 if whole
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                remaining_n.eq(~self.cmd.payload.records),
+                low_n.eq(~records[:low_bits]),
+                *(chunk.eq(~records[low_bits + k * CHUNK_BITS:][:len(chunk)])
+                  for k, chunk in enumerate(high_n)),
+                *(c.eq(0) for c in carry_in),
                 many.eq(records[log_rate + 2:].any()),
-                done.eq(self.cmd.payload.records == 0),
+                empty.eq(self.cmd.payload.records == 0),
+                ended.eq(0),
                 end_word.eq(rd + records[log_rate:log_rate + 2] + in_last.any()),
                 end_mask.eq(Cat(~below(in_last, j + 1) | ~in_last.any() for j in range(rate))),
             ]
