@@ -1,6 +1,7 @@
 """QoR: Yosys resource estimates and logic levels, their composition, and the golden-figure
 regression."""
 
+import functools
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from topsort_hdl.kernel.config import PRESETS
 from topsort_hdl.qor import check, load, update
-from topsort_hdl.qor.blocks import compose, kernel_blocks
+from topsort_hdl.qor.blocks import compose, kernel_parts, merge_unit
 from topsort_hdl.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
 from topsort_hdl.qor.resources import ResourceEstimate, resource_table
 from topsort_hdl.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
@@ -32,34 +33,44 @@ def test_cells_are_grouped_as_vivado_reports_them():
         cell_utilization({"XORCY": 1})
 
 
-def test_composition_counts_every_instance():
-    config = PRESETS["u280"]
-    names = [block.name for block in kernel_blocks(config)]
+@functools.cache
+def parts(name):
+    return kernel_parts(PRESETS[name])
+
+
+def test_parts_are_the_emitted_kernels_and_groups_count_every_instance():
+    config = PRESETS["small"]
+    kernel = parts("small")
+    names = list(kernel.blocks)
     assert len(names) == len(set(names))
-    # Give every block a distinct power of 1000 of LUTs to read the multiplicities back.
-    usage = {name: Utilization(lut=1000 ** i) for i, name in enumerate(names)}
-    groups = compose(config, usage, port_stages=(2,) * 4 + (0,) * 12)
-
-    def count(group, name):
-        return groups[group].lut // 1000 ** names.index(name) % 1000
-
-    assert count("phase-1 tree", "leaf_feeder") == config.leaves
-    assert count("kernel", "merge_tree") == config.trees
-    assert count("kernel", "read_engine") == config.trees - config.reuse
-    assert count("kernel", "read_engine_reused") == config.reuse
-    assert count("kernel", "write_engine") == config.trees
-    assert count("kernel", "phase2_write_engine") == 1
-    assert count("kernel", "merge_unit_32") == 1 and count("kernel", "merge_unit_16") == 2
-    assert count("kernel", "coupler") == 4 and count("kernel", "coupler_16") == 2
-    assert count("kernel", "register_slice_2") == 4 and count("kernel", "register_slice") == 0
-    assert count("kernel", "control") == 1
+    groups = kernel.groups
+    tree = groups["phase-1 tree"]
+    assert tree.count("leaf_feeder") == config.leaves
+    assert sorted(set(tree) - {"leaf_feeder"}) == sorted(
+        ["tree_p4_l8", "read_engine_l8_b512", "write_engine_p1", "root_packer_e4",
+         "tree_controller"])
+    assert set(groups["reused tree"]) - set(tree) == {"read_engine_l8_b1024",
+                                                       "tree_controller_reused"}
+    assert sorted(groups["phase-2 extras"]) == sorted(
+        ["coupler_e4", "coupler_e4", "merge_unit_8", "root_packer_e8", "write_engine_p2"])
+    everything = groups["kernel"]
+    assert everything.count("tree_p4_l8") == config.trees
+    assert everything.count("leaf_feeder") == config.trees * config.leaves
+    assert everything.count("read_engine_l8_b1024") == config.reuse
+    assert everything.count("control_registers") == 1
+    assert len(groups["register slices"]) == config.trees
+    # Every merge unit rate is reported, each block's Verilog is a design of its own.
+    assert {f"merge_unit_{rate}" for rate in (1, 2, 4, 8)} <= set(names)
+    for block in kernel.blocks.values():
+        assert block.verilog.startswith(f"module {block.module}(")
+    usage = {name: Utilization(lut=1) for name in names}
+    assert compose(groups, usage)["kernel"].lut == len(everything)
 
 
 def test_synthesis_is_cached_by_design(tmp_path):
     # The smallest real block: one compare-swap cell's worth of selector logic.
-    block = next(b for b in kernel_blocks(PRESETS["tiny"]) if b.name == "merge_unit_1")
-    first = synthesize(block.build(), top="unit", cache_dir=tmp_path)
-    again = synthesize(block.build(), top="unit", cache_dir=tmp_path)
+    first = synthesize(merge_unit(PRESETS["tiny"], 1), top="unit", cache_dir=tmp_path)
+    again = synthesize(merge_unit(PRESETS["tiny"], 1), top="unit", cache_dir=tmp_path)
     assert not first.cached and again.cached
     assert first.utilization == again.utilization and first.design_hash == again.design_hash
     assert first.levels == again.levels and first.levels.lut > 0
@@ -67,16 +78,15 @@ def test_synthesis_is_cached_by_design(tmp_path):
     assert len(list(tmp_path.glob("*.json"))) == 1
 
 
-# The cheap part of `make qor` (which synthesises every block of tiny and u280): a few of
+# The cheap part of `make qor` (which synthesises every part of tiny and u280): a few of
 # tiny's blocks, about a minute of Yosys, against the same golden figures.
-CHEAP_BLOCKS = ("merge_unit_1", "merge_unit_2", "coupler", "leaf_feeder", "control",
-                "register_slice")
+CHEAP_BLOCKS = ("merge_unit_1", "merge_unit_2", "coupler_e2", "leaf_feeder", "control_registers")
 
 
 @pytest.mark.parametrize("name", CHEAP_BLOCKS)
 def test_tiny_block_resources_and_levels_match_the_golden_figures(name):
-    block = next(b for b in kernel_blocks(PRESETS["tiny"]) if b.name == name)
-    result = synthesize(block.build(), top=block.name)
+    block = parts("tiny").blocks[name]
+    result = synthesize(block.verilog, top=block.module)
     usage, levels = result.utilization, result.levels
     figures = {f"resources.tiny.{name}.{kind}": value
                for kind, value in (("luts", usage.luts), ("ff", usage.ff),
@@ -87,27 +97,20 @@ def test_tiny_block_resources_and_levels_match_the_golden_figures(name):
     assert not failures and not notes, failures + notes
 
 
-def test_composition_counts_a_ports_further_stages_as_the_difference():
-    """A port's first stage holds its credit FIFOs, each further one only registers."""
-    config = PRESETS["u280"]
-    usage = {block.name: Utilization() for block in kernel_blocks(config)}
-    usage["register_slice"] = Utilization(lut=100, ff=1000)
-    usage["register_slice_2"] = Utilization(lut=105, ff=2000)
-    slices = compose(config, usage, port_stages=(1, 2, 4) + (0,) * 13)["register slices"]
-    assert (slices.lut, slices.ff) == (100 + 105 + 115, 1000 + 2000 + 4000)
-
-
 def test_resource_table_without_device_figures():
-    usage = {b.name: Utilization(lut=10, ff=20) for b in kernel_blocks(PRESETS["tiny"])}
+    kernel = parts("tiny")
+    usage = {name: Utilization(lut=10, ff=20) for name in kernel.blocks}
     config = PRESETS["tiny"]
     path = PathEnds("a[0] (FDRE Q)", "b (FDRE D)", ("LUT6", "CARRY4", "CARRY4", "LUT2"))
-    levels = {name: Levels(1 + (name == "coupler"), 2, path, path) for name in usage}
-    estimate = ResourceEstimate(config, usage, {}, {}, compose(config, usage), (0,) * 4, levels)
+    levels = {name: Levels(1 + (name == "coupler_e2"), 2, path, path) for name in usage}
+    estimate = ResourceEstimate(config, usage, {}, {}, compose(kernel.groups, usage),
+                                kernel.port_stages, levels)
     lines = resource_table(estimate)
     assert "no device figures for platform sim" in lines[0]
     assert lines[1].endswith(" levels") and lines[2].endswith("    1/2")
     assert any(line.startswith("kernel ") and line.rstrip().endswith("-") for line in lines)
-    assert "  coupler: 2 LUT levels, a[0] (FDRE Q) -> b (FDRE D) (LUT6 CARRY4*2 LUT2)" in lines
+    assert "  coupler_e2: 2 LUT levels, a[0] (FDRE Q) -> b (FDRE D) (LUT6 CARRY4*2 LUT2)" \
+        in lines
 
 
 def test_golden_check_flags_both_directions_and_new_figures():

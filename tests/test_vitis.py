@@ -215,21 +215,21 @@ def test_floorplan_reproduces_the_paper_with_its_estimates():
     check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.9, 0.85)
 
 
-def test_stored_block_figures_match_the_presets():
-    """The figures stored with the presets (``topsort-hdl qor --store-figures``) name exactly
-    the blocks a preset's estimate synthesises, measured with its parameters as they are."""
+def test_stored_figures_match_the_presets():
+    """The group figures stored with the presets (``topsort-hdl qor --store-figures``) name
+    the groups an estimate composes, measured with the preset's parameters as they are."""
     from topsort_hdl.kernel.config import PRESETS
-    from topsort_hdl.qor.blocks import kernel_blocks
-    from topsort_hdl.qor.figures import config_shape, load_figures, stored_blocks
+    from topsort_hdl.qor.blocks import GROUPS
+    from topsort_hdl.qor.figures import config_shape, load_figures, stored_groups
 
     presets = load_figures()
     assert "u280" in presets
     for name, entry in presets.items():
         config = PRESETS[name]
         assert entry["config"] == config_shape(config), name
-        assert list(entry["blocks"]) == [block.name for block in kernel_blocks(config)], name
-        blocks = stored_blocks(config)
-        assert all(usage.luts > 0 for usage in blocks.values()), name
+        groups = stored_groups(config)
+        assert list(groups) == [*GROUPS, "kernel"], name
+        assert all(groups[group].luts > 0 for group in GROUPS), name
 
 
 def test_generation_floorplans_with_the_stored_figures():

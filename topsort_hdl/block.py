@@ -30,7 +30,8 @@ from amaranth.back import rtlil
 from amaranth.hdl import ClockSignal, Instance, ResetSignal, Value
 from amaranth.lib import wiring
 
-__all__ = ["Block", "HierarchicalDesign", "hierarchical_verilog", "module_name"]
+__all__ = ["Block", "HierarchicalDesign", "hierarchical_verilog", "module_name",
+           "verilog_modules", "verilog_instances", "verilog_subset"]
 
 # The converter in force while a design is being converted (None: blocks elaborate as usual).
 _CONVERTER = contextvars.ContextVar("topsort_block_converter", default=None)
@@ -119,11 +120,13 @@ def module_name(block, prefix):
 @dataclass(frozen=True)
 class HierarchicalDesign:
     """The result of :func:`hierarchical_verilog`: the Verilog ``text`` (every module once),
-    the shared modules in the order they were first met (``modules``: name -> identity) and
-    how many instances each has (``instances``: name -> count)."""
+    the shared modules in the order they were first met (``modules``: name -> identity), the
+    block each was converted from (``blocks``: name -> block) and how many instances each has
+    (``instances``: name -> count)."""
 
     text: str
     modules: dict
+    blocks: dict
     instances: dict
 
 
@@ -147,6 +150,7 @@ class _Converter:
         self.prefix = prefix
         self.current = []           # the blocks being converted, innermost last
         self.modules = {}           # identity -> (name, ports)
+        self.blocks = {}            # name -> the block converted for it
         self.names = {}             # name -> identity
         self.instances = {}         # name -> count
         self.rtlil = []
@@ -174,6 +178,7 @@ class _Converter:
                 raise RuntimeError(f"two blocks share the module name {name}: "
                                    f"{self.names[name]} and {identity}")
             self.modules[identity] = (name, _module_ports(self.convert(block, name), name))
+            self.blocks[name] = block
         name, ports = self.modules[identity]
         self.instances[name] = self.instances.get(name, 0) + 1
         connections = {}
@@ -215,7 +220,7 @@ def hierarchical_verilog(elaboratable, name, ports=None):
         _CONVERTER.reset(token)
     modules = {name: identity for identity, (name, _) in converter.modules.items()}
     return HierarchicalDesign(_write_verilog("".join(converter.rtlil)), modules,
-                              converter.instances)
+                              converter.blocks, converter.instances)
 
 
 _MODULE = re.compile(r"^module (\\\S+ |\w+)\(", re.MULTILINE)
@@ -226,21 +231,44 @@ def _identifier(text):
     return text[1:-1] if text.startswith("\\") else text
 
 
+def verilog_modules(text):
+    """The modules of Verilog ``text`` (as Amaranth writes it): ``{name: (module text,
+    [(module instantiated, instance name), ...])}``, in the order of the text."""
+    starts = [(m.start(), _identifier(m.group(1))) for m in _MODULE.finditer(text)]
+    modules = {}
+    for start, name in starts:
+        end = text.index("\nendmodule\n", start) + len("\nendmodule\n")
+        modules[name] = (text[start:end], [(_identifier(m.group(1)), _identifier(m.group(2)))
+                                           for m in _INSTANCE.finditer(text, start, end)])
+    return modules
+
+
 def verilog_instances(text, top):
     """The instances of Verilog ``text`` (as Amaranth writes it) under module ``top``:
     ``{path: module}``, paths joined with ``/`` as Vivado names cells."""
-    starts = [(m.start(), _identifier(m.group(1))) for m in _MODULE.finditer(text)]
-    children = {}
-    for (start, name), (end, _) in zip(starts, starts[1:] + [(len(text), None)], strict=True):
-        children[name] = [(_identifier(m.group(1)), _identifier(m.group(2)))
-                          for m in _INSTANCE.finditer(text, start, end)]
+    modules = verilog_modules(text)
     paths = {}
 
     def walk(module, prefix):
-        for child, instance in children[module]:
-            if child in children:       # not a primitive
+        for child, instance in modules[module][1]:
+            if child in modules:       # not a primitive
                 paths[prefix + instance] = child
                 walk(child, f"{prefix}{instance}/")
 
     walk(top, "")
     return paths
+
+
+def verilog_subset(modules, top):
+    """The text of module ``top`` and of every module under it, from :func:`verilog_modules`:
+    a design of its own."""
+    seen = []
+
+    def walk(name):
+        if name in modules and name not in seen:
+            seen.append(name)
+            for child, _ in modules[name][1]:
+                walk(child)
+
+    walk(top)
+    return "".join(modules[name][0] for name in seen)

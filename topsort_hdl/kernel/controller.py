@@ -44,7 +44,8 @@ class TreeController(Block):
     ``records`` is sampled at ``start``; the ``group_*`` inputs as phase 2 reads them.
     """
 
-    module_tag_format = "tree_controller"
+    def module_tag(self):
+        return "tree_controller_reused" if self.reused else "tree_controller"
 
     def __init__(self, config, *, reused=False):
         self.config = config

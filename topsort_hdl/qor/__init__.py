@@ -122,7 +122,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
             if store_figures:
                 from .figures import store_figures as store
 
-                path = store(config, estimate.blocks)
+                path = store(config, estimate.groups)
                 lines += [f"stored the block figures of {config.name} in {path}", ""]
     if "sorts" in parts:
         for name in BENCHMARK_SORTS:

@@ -1,58 +1,63 @@
-"""The distinct blocks of a kernel configuration, and the whole kernel by composition.
+"""The kernel's blocks as its emitted Verilog holds them, and its groups as the floorplan places
+them.
 
-Each block is built exactly as :class:`~topsort_hdl.kernel.kernel.TopSortKernel` builds it
-(same parameters), synthesised once, and multiplied by how often the kernel instantiates it:
+The estimate synthesises the design ``generate`` writes, not a second construction of it: the
+kernel is emitted hierarchically (:func:`~topsort_hdl.block.hierarchical_verilog`, each
+distinct block one module), and its *parts* are the cells the floorplan places
+(:func:`~topsort_hdl.vitis.floorplan.tree_cells` of every tree, phase 2's units, packer and
+writer), the control block and each port's register stages. Each distinct module among the
+parts is synthesised once, with everything it instantiates, and a group is the sum over its
+cells:
 
-- a **phase-1 tree**: the merge tree (every merge unit and coupler, leaf buffers), its ``l``
-  leaf feeders, read engine, root packer, write engine and pass controller;
-- a **reused tree**: the same with the phase-2 read bursts and controller (its tree's merge
-  units are the same; the paper's Table III counts the larger bursts' buffers here);
-- the **phase-2 extras**: the merge units of rates 2p .. rp with their couplers, the wide root
-  packer and the r-port write engine;
-- each **merge unit** rate on its own (1 .. rp), to see where a tree's logic goes;
-- the **control** block (AXI4-Lite registers) and the die-crossing **register slices** of the
-  configuration's floorplan.
+- a **phase-1 tree** and a **reused tree**: the cells of one tree of each kind (merge tree,
+  leaf feeders, read and write engines, root packer, pass controller);
+- the **phase-2 extras**: the reuse switch's couplers and extra merge units, the wide root
+  packer and the phase-2 write engine;
+- the **control** block and the **register slices** of every port;
+- the **kernel**: every part, each tree once.
 
-The kernel's top-level glue (its job FSM and argument checks) is not counted: a few hundred
-LUTs at most.
+The glue above the parts (the kernel's job FSM and argument checks, the reuse switch's
+multiplexers) is not counted: a few hundred LUTs at most. Each merge unit rate is reported too
+(``merge_unit_<rate>``: inside the trees, not added again).
 """
 
+import fnmatch
 from dataclasses import dataclass
 
-from ..axi import AxiWriteEngine, ControlRegisters
-from ..axi.register_slice import AxiRegisterSlice
-from ..kernel.controller import COUNT_BITS, TreeController
-from ..kernel.feeder import LeafFeeder
-from ..kernel.kernel import (
-    CONTROL_ADDR_WIDTH,
-    LEAF_DEPTH,
-    PORT_ALWAYS_READY,
-    kernel_arguments,
-    kernel_counters,
-    tree_read_engine,
-)
-from ..kernel.packer import RootPacker
+from ..block import verilog_instances, verilog_modules, verilog_subset
+from ..kernel.kernel import kernel_verilog
+from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import tree_record
-from ..tree import MergeTree
-from ..tree.coupler import Coupler
-from ..tree.merge_tree import tree_merge_unit, tree_rates
-from ..tree.reuse import extra_rates
-from .synth import Utilization
+from ..tree.merge_tree import tree_merge_unit
 
-__all__ = ["Block", "kernel_blocks", "merge_unit_blocks", "compose"]
+__all__ = ["DesignBlock", "KernelParts", "kernel_parts", "compose", "merge_unit", "GROUPS"]
+
+TOP = "topsort"
+GROUPS = ("phase-1 tree", "reused tree", "phase-2 extras", "control", "register slices")
 
 
 @dataclass(frozen=True)
-class Block:
-    """A block to synthesise: ``name``, a factory of its component, and its parameters."""
+class DesignBlock:
+    """One distinct module of the kernel to synthesise: its ``name`` in the figures, its
+    Verilog ``module``, the ``verilog`` of it and everything under it, and a ``description``."""
 
     name: str
-    build: object
+    module: str
+    verilog: str
     description: str
 
 
-def _length_bits(config):
-    return COUNT_BITS + (config.record_bytes.bit_length() - 1)
+@dataclass(frozen=True)
+class KernelParts:
+    """The kernel of ``config`` as the estimate counts it: ``blocks`` (name ->
+    :class:`DesignBlock`: every part's module, then every merge unit rate), the cells of each
+    group (``groups``: group -> [block name per cell]) and the ``port_stages`` it was emitted
+    with."""
+
+    config: object
+    blocks: dict
+    groups: dict
+    port_stages: tuple
 
 
 def merge_unit(config, rate):
@@ -60,89 +65,73 @@ def merge_unit(config, rate):
     return tree_merge_unit(tree_record(config.record), rate)
 
 
-def merge_unit_blocks(config):
-    """One block per merge-unit rate of the trees and of the phase-2 extras."""
-    rates = sorted(set(tree_rates(config.rate, config.leaves))
-                   | set(extra_rates(config.rate, config.reuse)))
-    return [Block(f"merge_unit_{rate}", lambda rate=rate: merge_unit(config, rate),
-                  f"merge unit, {rate} record{'s' if rate > 1 else ''}/cycle "
-                  f"({'selector' if rate == 1 else 'MMS'})") for rate in rates]
+def _port_stages(config):
+    from ..vitis import board_floorplan
+
+    plan = board_floorplan(config)
+    return tuple(plan.stages) if plan is not None else (0,) * config.trees
 
 
-def kernel_blocks(config):
-    """Every distinct block of ``config``'s kernel (see the module docstring)."""
+def _describe(block):
+    summary = (block.__doc__ or type(block).__name__).strip().splitlines()[0].rstrip(".")
+    return f"{block.module_tag()}: {summary[0].lower()}{summary[1:]}"
+
+
+def _names(design, modules):
+    """A short name per module: its tag, or the module name where two modules share one."""
+    tags = {module: design.blocks[module].module_tag() for module in modules}
+    shared = {tag for tag in tags.values() if list(tags.values()).count(tag) > 1}
+    return {module: module.removeprefix(f"{TOP}_") if tag in shared else tag
+            for module, tag in tags.items()}
+
+
+def _part(path, pattern):
+    """Whether cell ``path`` is one ``pattern`` names (in the pattern's own parent, not
+    below)."""
+    parent, _ = pattern.rsplit("/", 1)
+    return path.rsplit("/", 1)[0] == parent and fnmatch.fnmatchcase(path, pattern)
+
+
+def kernel_parts(config, port_stages=None):
+    """Emit ``config``'s kernel (``port_stages`` as :func:`generate` would give it, by default
+    its floorplan's) and split it into its parts; a :class:`KernelParts`."""
     c = config
-    p = c.axi
-    record = c.record
-    length_bits = _length_bits(c)
-    padded = tree_record(record)
-    blocks = [
-        Block("merge_tree", lambda: MergeTree(record, c.rate, c.leaves, leaf_depth=LEAF_DEPTH),
-              f"merge tree p={c.rate}, l={c.leaves} (units, couplers, leaf buffers)"),
-        Block("leaf_feeder", lambda: LeafFeeder(record, p, COUNT_BITS), "leaf feeder"),
-        Block("read_engine", lambda: tree_read_engine(c),
-              f"AXI read engine, {c.read_burst_bytes} B bursts"),
-        Block("read_engine_reused", lambda: tree_read_engine(c, reused=True),
-              f"AXI read engine, {c.reuse_burst_bytes} B phase-2 bursts"),
-        Block("write_engine", lambda: AxiWriteEngine(
-            p, 1, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
-            max_outstanding=c.write_outstanding, length_bits=length_bits),
-            "AXI write engine, 1 port"),
-        Block("root_packer", lambda: RootPacker(record, c.rate, COUNT_BITS),
-              f"root packer, {c.rate} records"),
-        Block("controller", lambda: TreeController(c), "pass controller"),
-        Block("controller_reused", lambda: TreeController(c, reused=True),
-              "pass controller with phase-2 leaves"),
-        Block("coupler", lambda: Coupler(padded, c.rate), f"coupler {c.rate} -> {2 * c.rate}"),
-        *[Block(f"coupler_{rate}", lambda rate=rate: Coupler(padded, rate),
-                f"coupler {rate} -> {2 * rate}") for rate in extra_rates(c.rate, c.reuse)[1:]],
-        Block("phase2_packer", lambda: RootPacker(record, c.reuse * c.rate, COUNT_BITS),
-              f"root packer, {c.reuse * c.rate} records"),
-        Block("phase2_write_engine", lambda: AxiWriteEngine(
-            p, c.reuse, slots=c.group, burst_bytes=c.write_burst_bytes,
-            batch_bytes=c.batch_bytes, max_outstanding=c.write_outstanding,
-            length_bits=length_bits), f"AXI write engine, {c.reuse} ports"),
-        Block("control", lambda: ControlRegisters(kernel_arguments(c), kernel_counters(c),
-                                                  addr_width=CONTROL_ADDR_WIDTH),
-              "AXI4-Lite control registers"),
-        *[Block(name, lambda stages=stages: AxiRegisterSlice(
-            p, stages, always_ready=PORT_ALWAYS_READY), f"AXI register slice, {stages} "
-            f"stage{'s' if stages > 1 else ''} (R, B forward only)")
-          for name, stages in (("register_slice", 1), ("register_slice_2", 2))],
-    ]
-    # Every merge-unit rate is reported; those of the trees count inside "merge_tree".
-    return blocks + merge_unit_blocks(c)
+    if port_stages is None:
+        port_stages = _port_stages(c)
+    from ..vitis.floorplan import CONTROL_CELL, PHASE2_CELLS, tree_cells
 
-
-def compose(config, usage, port_stages=()):
-    """The kernel's groups from per-block ``usage`` (name -> Utilization): returns
-    ``{"phase-1 tree", "reused tree", "phase-2 extras", "control", "register slices",
-    "kernel"}`` -> Utilization."""
-    c = config
-    tree_common = (usage["merge_tree"] + usage["leaf_feeder"] * c.leaves
-                   + usage["write_engine"] + usage["root_packer"])
-    phase1_tree = tree_common + usage["read_engine"] + usage["controller"]
-    reused_tree = tree_common + usage["read_engine_reused"] + usage["controller_reused"]
-    rates = extra_rates(c.rate, c.reuse)
-    extras = usage["coupler"] * c.reuse
-    for level, rate in enumerate(rates):
-        extras = extras + usage[f"merge_unit_{rate}"] * (1 << level)
-        if level:
-            extras = extras + usage[f"coupler_{rate}"] * (1 << level)
-    extras = extras + usage["phase2_packer"] + usage["phase2_write_engine"]
-    # A port's first stage holds its credit FIFOs; each further stage costs the difference.
-    one, two = usage["register_slice"], usage["register_slice_2"]
-    slices = Utilization()
-    for stages in port_stages:
-        if stages:
-            slices = slices + one * (2 - stages) + two * (stages - 1)
-    groups = {
-        "phase-1 tree": phase1_tree,
-        "reused tree": reused_tree,
-        "phase-2 extras": extras,
-        "control": usage["control"],
-        "register slices": slices,
+    design, _ = kernel_verilog(c, TOP, port_stages)
+    paths = verilog_instances(design.text, TOP)
+    modules = verilog_modules(design.text)
+    reused = set(c.reused_trees)
+    phase1 = next(t for t in range(c.trees) if t not in reused)
+    cells = {
+        "phase-1 tree": tree_cells(c, phase1),
+        "reused tree": tree_cells(c, min(reused)),
+        "phase-2 extras": [path for path in paths if any(_part(path, p) for p in PHASE2_CELLS)],
+        "control": [CONTROL_CELL],
+        "register slices": [f"kernel/port{t}" for t in range(c.trees)],
     }
-    groups["kernel"] = (phase1_tree * (c.trees - c.reuse) + reused_tree * c.reuse + extras
-                        + usage["control"] + slices)
-    return groups
+    # Every tree, not only the two of the groups: the kernel counts each once.
+    cells["kernel"] = ([cell for t in range(c.trees) for cell in tree_cells(c, t)]
+                       + cells["phase-2 extras"] + cells["control"] + cells["register slices"])
+    parts = list(dict.fromkeys(paths[cell] for cell in cells["kernel"]))
+    units = sorted((m for m, b in design.blocks.items()
+                    if isinstance(b, (MmsMergeUnit, SelectMergeUnit))),
+                   key=lambda m: getattr(design.blocks[m], "rate", 1))
+    names = _names(design, parts)
+    names.update({m: f"merge_unit_{getattr(design.blocks[m], 'rate', 1)}" for m in units})
+    blocks = {names[m]: DesignBlock(names[m], m, verilog_subset(modules, m),
+                                    _describe(design.blocks[m]))
+              for m in dict.fromkeys(parts + units)}
+    groups = {group: [names[paths[cell]] for cell in group_cells]
+              for group, group_cells in cells.items()}
+    return KernelParts(c, blocks, groups, tuple(port_stages))
+
+
+def compose(groups, usage):
+    """Each group's total: the sum of ``usage`` (block name -> Utilization) over its cells."""
+    from .synth import Utilization
+
+    return {group: sum((usage[name] for name in names), Utilization())
+            for group, names in groups.items()}

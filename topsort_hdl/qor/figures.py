@@ -1,10 +1,10 @@
-"""Per-block resource figures stored with the presets, so that the floorplan needs no Yosys run.
+"""Per-group resource figures stored with the presets, so that the floorplan needs no Yosys run.
 
 ``topsort-hdl qor --config NAME --store-figures`` synthesises (or takes from the cache) every
-block of preset ``NAME`` and writes their figures into ``topsort_hdl/kernel/block_figures.json``,
-with the preset's parameters; :func:`stored_groups` composes a phase-1 tree, a reused tree
-and the phase-2 extras from them (:func:`~.blocks.compose`) for a configuration whose
-parameters are exactly the stored ones, and gives None otherwise (a configuration changed with
+part of preset ``NAME``'s emitted kernel and writes its groups (a phase-1 tree, a reused tree,
+the phase-2 extras ...: :func:`~.blocks.compose`) into ``topsort_hdl/kernel/block_figures.json``
+with the preset's parameters; :func:`stored_groups` gives them back for a configuration whose
+parameters are exactly the stored ones, and None otherwise (a configuration changed with
 ``--set`` is planned with the paper's figures).
 """
 
@@ -14,11 +14,10 @@ from pathlib import Path
 
 from .synth import Utilization
 
-__all__ = ["FIGURES_FILE", "config_shape", "load_figures", "stored_blocks", "stored_groups",
-           "store_figures"]
+__all__ = ["FIGURES_FILE", "config_shape", "load_figures", "stored_groups", "store_figures"]
 
 FIGURES_FILE = Path(__file__).resolve().parent.parent / "kernel" / "block_figures.json"
-ABOUT = ("Per-block Yosys synth_xilinx -family xcup figures of the presets, for the floorplan "
+ABOUT = ("Per-group Yosys synth_xilinx -family xcup figures of the presets, for the floorplan "
          "(topsort_hdl/vitis/floorplan.py); refresh with `topsort-hdl qor --config NAME "
          "--store-figures` (or `make figures`) after changing a block, in a commit that says why")
 
@@ -38,30 +37,22 @@ def load_figures(path=None):
     return json.loads(path.read_text())["presets"]
 
 
-def stored_blocks(config, path=None):
-    """``{block name: Utilization}`` stored for ``config``, or None when nothing is stored for
-    its name or it differs from the stored parameters."""
-    entry = load_figures(path).get(config.name)
-    if entry is None or entry["config"] != config_shape(config):
-        return None
-    return {name: Utilization(**figures) for name, figures in entry["blocks"].items()}
-
-
 def stored_groups(config, path=None):
-    """The composition (:func:`~.blocks.compose`) of ``config``'s stored blocks, or None."""
-    from .blocks import compose
+    """``{group: Utilization}`` stored for ``config`` (:func:`~.blocks.compose`'s groups), or
+    None when nothing is stored for its name or it differs from the stored parameters."""
+    entry = load_figures(path).get(config.name)
+    if entry is None or entry["config"] != config_shape(config) or "groups" not in entry:
+        return None
+    return {name: Utilization(**figures) for name, figures in entry["groups"].items()}
 
-    blocks = stored_blocks(config, path)
-    return None if blocks is None else compose(config, blocks)
 
-
-def store_figures(config, blocks, path=None):
-    """Write ``blocks`` ({name: Utilization}) as ``config``'s entry; return the file."""
+def store_figures(config, groups, path=None):
+    """Write ``groups`` ({group: Utilization}) as ``config``'s entry; return the file."""
     path = Path(path or FIGURES_FILE)
     presets = load_figures(path)
     presets[config.name] = {
         "config": config_shape(config),
-        "blocks": {name: usage.as_dict() for name, usage in blocks.items()},
+        "groups": {name: usage.as_dict() for name, usage in groups.items()},
     }
     path.write_text(json.dumps({"about": ABOUT, "presets": dict(sorted(presets.items()))},
                                indent=1) + "\n")

@@ -167,18 +167,27 @@ def _cached(key, name, cache_dir, run):
     return _result(report, seconds, False)
 
 
+@dataclass(frozen=True)
+class PnrBlock:
+    """A block to place and route out of context: ``name``, a factory of its component."""
+
+    name: str
+    build: object
+    description: str
+
+
 def pnr_blocks(config):
     """The blocks measured after place and route, for ``config``'s records: a merge unit per
     rate up to 8 (16 and 32 do not fit the 85F) and the demo's two merge trees."""
     from ..tree import MergeTree
-    from .blocks import Block, merge_unit
+    from .blocks import merge_unit
 
-    blocks = [Block(f"merge_unit_{rate}", lambda rate=rate: merge_unit(config, rate),
+    blocks = [PnrBlock(f"merge_unit_{rate}", lambda rate=rate: merge_unit(config, rate),
                     f"merge unit, {rate} record{'s' if rate > 1 else ''}/cycle")
               for rate in (1, 2, 4, 8)]
     for rate, leaves in ((config.rate, config.leaves),
                          (config.rate * config.reuse, config.leaves * config.reuse)):
-        blocks.append(Block(f"tree_p{rate}_l{leaves}",
+        blocks.append(PnrBlock(f"tree_p{rate}_l{leaves}",
                             lambda rate=rate, leaves=leaves: MergeTree(config.record, rate,
                                                                        leaves, leaf_depth=4),
                             f"merge tree, {leaves} leaves, {rate} records/cycle"))

@@ -3,11 +3,10 @@ composition, as a share of the board's device; and each block's deepest path in 
 (:mod:`.levels`), from the same synthesis."""
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 from ..platforms import PLATFORMS
-from .blocks import compose, kernel_blocks
+from .blocks import compose, kernel_parts
 from .synth import synthesize
 
 __all__ = ["ResourceEstimate", "estimate_resources", "resource_table", "PAPER_U280_UTILIZATION"]
@@ -22,7 +21,7 @@ class ResourceEstimate:
     blocks: dict            # name -> Utilization
     seconds: dict           # name -> Yosys seconds (as measured when it ran)
     cached: dict            # name -> whether this run took it from the cache
-    groups: dict            # composition (see blocks.compose)
+    groups: dict            # group -> Utilization (see blocks.compose)
     port_stages: tuple
     levels: dict = field(default_factory=dict)     # name -> Levels (the deepest paths)
 
@@ -32,32 +31,24 @@ class ResourceEstimate:
         return self.groups[name].resources().fractions(part)
 
 
-def _port_stages(config):
-    from ..vitis import board_floorplan
-
-    plan = board_floorplan(config)
-    return tuple(plan.stages) if plan is not None else (0,) * config.trees
-
-
 def estimate_resources(config, progress=None):
-    """Synthesise (or take from the cache) every block of ``config``; return the estimate."""
+    """Synthesise (or take from the cache) every part of ``config``'s emitted kernel (see
+    :mod:`.blocks`); return the estimate."""
+    parts = kernel_parts(config)
     blocks, seconds, cached, levels = {}, {}, {}, {}
-    for block in kernel_blocks(config):
+    for block in parts.blocks.values():
         start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # components built only to be converted
-            result = synthesize(block.build(), top=block.name)
+        result = synthesize(block.verilog, top=block.module)
         blocks[block.name] = result.utilization
         seconds[block.name] = result.seconds
         cached[block.name] = result.cached
         levels[block.name] = result.levels
         if progress:
             took = "cached" if result.cached else f"{time.perf_counter() - start:.0f} s"
-            progress(f"  {config.name} {block.name:<22} {result.utilization.luts:>8} LUT "
+            progress(f"  {config.name} {block.name:<26} {result.utilization.luts:>8} LUT "
                      f"{result.utilization.ff:>8} FF {result.levels.lut:>3} levels  [{took}]")
-    stages = _port_stages(config)
-    return ResourceEstimate(config, blocks, seconds, cached, compose(config, blocks, stages),
-                            stages, levels)
+    return ResourceEstimate(config, blocks, seconds, cached, compose(parts.groups, blocks),
+                            parts.port_stages, levels)
 
 
 def _row(name, usage, part, levels=None):

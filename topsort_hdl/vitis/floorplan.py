@@ -20,7 +20,7 @@ from ..axi.signature import Axi4Signature
 from ..platforms import Resources
 
 __all__ = ["Floorplan", "plan_floorplan", "axi_port_signals", "floorplan_tcl", "tree_cells",
-           "PHASE2_CELLS", "PAPER_U280_ESTIMATES"]
+           "PHASE2_CELLS", "CONTROL_CELL", "PAPER_U280_ESTIMATES"]
 
 
 def axi_port_signals(params):
@@ -131,8 +131,8 @@ def tree_cells(config, tree):
 
 # Phase 2's logic and the control block: on the HBM die with the write ports.
 PHASE2_CELLS = ("kernel/datapath/reuse/extra_*", "kernel/datapath/reuse/couple*",
-                "kernel/datapath/phase2_packer", "kernel/datapath/phase2_writer",
-                "kernel/registers")
+                "kernel/datapath/phase2_packer", "kernel/datapath/phase2_writer")
+CONTROL_CELL = "kernel/registers"
 
 
 def floorplan_tcl(config, platform, plan, compute_unit, source="the paper's per-tree figures"):
@@ -161,7 +161,7 @@ def floorplan_tcl(config, platform, plan, compute_unit, source="the paper's per-
     for die in range(len(platform.slrs)):
         cells = [c for tree in plan.trees_on(die) for c in tree_cells(config, tree)]
         if die == platform.hbm_slr:
-            cells += PHASE2_CELLS
+            cells += [*PHASE2_CELLS, CONTROL_CELL]
         if not cells:
             continue
         lines.append(f"add_cells_to_pblock [get_pblocks {vitis.pblocks[die]}] [get_cells [list \\")
