@@ -125,6 +125,10 @@ def test_golden_check_flags_both_directions_and_new_figures():
     updated = update(golden, {"resources.x.luts": 900, "cycles.z": 5})
     assert updated["resources.x.luts"] == {"value": 900, "tolerance": 0.01, "better": "lower"}
     assert updated["cycles.z"]["better"] == "lower"
+    # A group measured again is replaced whole: a block that is gone leaves nothing behind.
+    golden["resources.x.old.luts"] = golden["resources.y.luts"] = golden["resources.x.luts"]
+    updated = update(golden, {"resources.x.luts": 900})
+    assert set(updated) == {"resources.x.luts", "resources.y.luts", "records_per_cycle.y"}
     # Levels are integers with a band of 0: one level either way leaves it.
     levels = update({}, {"levels.t.b.lut": 6})
     assert levels["levels.t.b.lut"] == {"value": 6, "tolerance": 0, "better": "lower"}

@@ -64,10 +64,17 @@ def check(golden, measured):
     return failures, notes
 
 
+def _group(name):
+    """A figure's group: its kind and the next part of its name (``resources.u280``)."""
+    return ".".join(name.split(".")[:2])
+
+
 def update(golden, measured):
     """The golden figures with ``measured`` values, tolerances kept or taken from
-    :data:`TOLERANCES`."""
-    figures = dict(golden)
+    :data:`TOLERANCES`; a group of figures measured again is replaced whole, so a block that
+    is gone leaves no stale figures."""
+    groups = {_group(name) for name in measured}
+    figures = {name: entry for name, entry in golden.items() if _group(name) not in groups}
     for name, value in measured.items():
         tolerance, better = _kind(name)
         old = golden.get(name, {})
