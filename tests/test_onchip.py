@@ -175,6 +175,8 @@ def test_ram_answers_bursts_and_refuses_strays():
         assert await write(ctx, 0x1000 + 8 * 31, [7, 7]) == RESP_SLVERR   # runs past the end
         assert ctx.get(dut.stray)
         assert await read(ctx, 0x0FF8, 2) == [(0, RESP_SLVERR)] * 2      # starts before it
+        assert await read(ctx, 0x1100, 1) == [(0, RESP_SLVERR)]          # starts after it
+        assert await read(ctx, 0x3000, 1) == [(0, RESP_SLVERR)]          # offset 0, not base
         assert await read(ctx, 0x1000 + 8 * 31, 1) == [(0xFFFF_FFFF, RESP_OKAY)]
 
     sim.add_testbench(bench)

@@ -68,9 +68,13 @@ class OnChipAxiRam(wiring.Component):
         })
 
     def _outside(self, addr, beats):
-        """Whether a burst of ``beats`` from byte address ``addr`` leaves the range."""
-        end = addr + (beats << exact_log2(self.params.beat_bytes))
-        return (addr < self.base) | (end > self.base + self.size_bytes)
+        """Whether a burst of ``beats`` (at least one) from byte address ``addr`` leaves the
+        range. ``base`` is a multiple of the power-of-two size: the burst starts inside if the
+        address bits above the size are the base's, and ends inside if its offset plus its
+        length is at most the size (a short adder, not two 32-bit ones)."""
+        size_bits = exact_log2(self.size_bytes)
+        end = addr[:size_bits] + (beats << exact_log2(self.params.beat_bytes))
+        return (addr[size_bits:] != self.base >> size_bits) | (end > self.size_bytes)
 
     def elaborate(self, platform):
         m = Module()
@@ -83,8 +87,8 @@ class OnChipAxiRam(wiring.Component):
         rd = mem.read_port(transparent_for=())
         wr = mem.write_port(granularity=8)
 
-        def word(addr):
-            return (addr - self.base)[beat_shift:beat_shift + word_bits] if word_bits else 0
+        def word(addr):     # the base is a multiple of the size: its low bits are zero
+            return addr[beat_shift:beat_shift + word_bits] if word_bits else 0
 
         # Reads: one burst at a time. A beat is read from block RAM (``issue``) into the RAM's
         # output (``held``, kept there while the read port is disabled), then moves to the R
