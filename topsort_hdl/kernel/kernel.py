@@ -185,7 +185,9 @@ class TopSortKernel(wiring.Component):
         records = args.records
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
 
-        # Everything that moves data restarts on each ap_start.
+        # Everything that moves data restarts on each ap_start: from a register, a cycle after
+        # it (the datapath is idle until its controllers start, cycles later), since the reset
+        # reaches every flip-flop of the datapath and its route alone takes most of a cycle.
         job_reset = Signal()
         dp = Module()
         m.submodules.datapath = ResetInserter(job_reset)(dp)
@@ -330,16 +332,18 @@ class TopSortKernel(wiring.Component):
         packed2 = Signal()
 
         m.d.comb += [regs.ready.eq(0), regs.done.eq(0)]
-        with m.If(errors):
+        m.d.sync += job_reset.eq(0)
+        # (not the previous job's errors, in the cycle before the datapath is reset)
+        with m.If(errors & ~job_reset):
             m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
-        with m.If(write_errors):
+        with m.If(write_errors & ~job_reset):
             m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += regs.idle.eq(1)
                 with m.If(regs.start):
-                    m.d.comb += [regs.ready.eq(1), job_reset.eq(1)]
-                    m.d.sync += [status.eq(0), counters.eq(0), phase2.eq(0),
+                    m.d.comb += regs.ready.eq(1)
+                    m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
                                  pair_a.eq(0), pair_b.eq(1)]
                     m.next = "CHECK"
             with m.State("CHECK"):
