@@ -185,17 +185,26 @@ class TopSortKernel(wiring.Component):
         records = args.records
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
 
-        # Everything that moves data restarts on each ap_start: from a register, a cycle after
-        # it (the datapath is idle until its controllers start, cycles later), since the reset
-        # reaches every flip-flop of the datapath and its route alone takes most of a cycle.
+        # Everything that moves data restarts on each ap_start, each block from its own
+        # register: one reset net to every flip-flop of the datapath takes most of a cycle to
+        # route alone, and a congested route at that. The registers are taps of a chain
+        # (identical registers would be merged by synthesis), so the blocks restart one a cycle
+        # after ap_start; the datapath is idle until the controllers start, after the chain.
         job_reset = Signal()
         dp = Module()
-        m.submodules.datapath = ResetInserter(job_reset)(dp)
+        m.submodules.datapath = dp
+        resets = []
+
+        def block(name, elaboratable):
+            tap = Signal(name=f"{name}_reset")
+            resets.append(tap)
+            dp.submodules[name] = ResetInserter(tap)(elaboratable)
+            return elaboratable
 
         length_bits = COUNT_BITS + exact_log2(c.record_bytes)
         reused = {t * group: t for t in range(reuse)}
-        switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
-                                                   leaf_depth=LEAF_DEPTH)
+        switch = block("reuse", ReuseSwitch(record, reuse, c.rate, leaves,
+                                            leaf_depth=LEAF_DEPTH))
         controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
@@ -216,10 +225,10 @@ class TopSortKernel(wiring.Component):
                                     max_outstanding=c.write_outstanding, length_bits=length_bits)
             packer = RootPacker(record, c.rate, COUNT_BITS)
             control = TreeController(c, reused=i in reused)
-            dp.submodules[f"reader{i}"] = reader
-            dp.submodules[f"writer{i}"] = writer
-            dp.submodules[f"packer{i}"] = packer
-            dp.submodules[f"controller{i}"] = control
+            block(f"reader{i}", reader)
+            block(f"writer{i}", writer)
+            block(f"packer{i}", packer)
+            block(f"controller{i}", control)
             controllers.append(control)
             packers.append(packer)
             writers.append(writer)
@@ -228,11 +237,11 @@ class TopSortKernel(wiring.Component):
                 leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
                 root = switch.o[reused[i]]
             else:
-                tree = dp.submodules[f"tree{i}"] = MergeTree(record, c.rate, leaves,
-                                                             leaf_depth=LEAF_DEPTH)
+                tree = block(f"tree{i}", MergeTree(record, c.rate, leaves,
+                                                   leaf_depth=LEAF_DEPTH))
                 leaf_ports, root = list(tree.i), tree.o
             for j in range(leaves):
-                feeder = dp.submodules[f"feeder{i}_{j}"] = LeafFeeder(record, p, COUNT_BITS)
+                feeder = block(f"feeder{i}_{j}", LeafFeeder(record, p, COUNT_BITS))
                 wiring.connect(dp, reader.leaf[j], feeder.beats)
                 wiring.connect(dp, feeder.o, leaf_ports[j])
                 wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
@@ -257,10 +266,10 @@ class TopSortKernel(wiring.Component):
             _connect_read(m, ports[i], reader.axi)
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
-        packer2 = dp.submodules.phase2_packer = RootPacker(record, reuse * c.rate, COUNT_BITS)
-        writer2 = dp.submodules.phase2_writer = AxiWriteEngine(
+        packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
+        writer2 = block("phase2_writer", AxiWriteEngine(
             p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
-            max_outstanding=c.write_outstanding, length_bits=length_bits)
+            max_outstanding=c.write_outstanding, length_bits=length_bits))
         wiring.connect(dp, switch.wide, packer2.i)
         dp.d.comb += [
             writer2.i.valid.eq(packer2.o.valid),
@@ -332,11 +341,12 @@ class TopSortKernel(wiring.Component):
         packed2 = Signal()
 
         m.d.comb += [regs.ready.eq(0), regs.done.eq(0)]
-        m.d.sync += job_reset.eq(0)
-        # (not the previous job's errors, in the cycle before the datapath is reset)
-        with m.If(errors & ~job_reset):
+        m.d.sync += [job_reset.eq(0), Cat(resets).eq(Cat(job_reset, *resets[:-1]))]
+        # (not the previous job's errors, from blocks not yet reset)
+        resetting = Cat(job_reset, *resets).any()
+        with m.If(errors & ~resetting):
             m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
-        with m.If(write_errors & ~job_reset):
+        with m.If(write_errors & ~resetting):
             m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
         with m.FSM():
             with m.State("IDLE"):
@@ -361,7 +371,8 @@ class TopSortKernel(wiring.Component):
                 with m.Else():
                     m.d.sync += pair_b.eq(pair_b + 1)
             with m.State("DRAIN"):
-                with m.If(~picked.valid & ~summed.valid):   # the last pair is compared
+                # the last pair is compared, every block reset
+                with m.If(~picked.valid & ~summed.valid & ~resetting):
                     m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):
