@@ -31,17 +31,23 @@ SMALL_JOBS = (BistJob(100), BistJob(37, key_mask=0x3), BistJob(3, key_mask=0x1,
               BistJob(1), BistJob(0))
 
 
-def run_demo(jobs, inject=None, max_cycles=100_000):
-    """Run the demo until its first round ends; return (report text, LEDs, memory words)."""
+def run_demo(jobs, inject=None, max_cycles=100_000, sums=None):
+    """Run the demo until its first round ends; return (report text, LEDs, memory words), and
+    the last job's running checksums in ``sums`` if given a dict."""
     dut = OnChipSorter(jobs=jobs, inject=inject, baud_divisor=DIVISOR)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     samples, result = [], {}
 
     async def bench(ctx):
-        async for _, _, tx, rounds in ctx.tick().sample(dut.tx, dut.rounds):
+        names = list(dut.selftest.sums)
+        async for _, _, tx, rounds, *values in ctx.tick().sample(
+                dut.tx, dut.rounds, *dut.selftest.sums.values()):
             samples.append(tx)
             if rounds >= 1:
+                # The last job's running checksums, as the clock edge that ends the round saw
+                # them (the next job's fill resets them).
+                result["sums"] = dict(zip(names, values, strict=True))
                 break
             assert len(samples) < max_cycles, "the self test did not finish its round"
         result["leds"] = ctx.get(dut.leds)
@@ -55,6 +61,8 @@ def run_demo(jobs, inject=None, max_cycles=100_000):
 
     sim.add_testbench(bench)
     sim.run()
+    if sums is not None:
+        sums.update(result["sums"])
     return uart_decode(samples, DIVISOR).decode(), result["leds"], result["memory"]
 
 
@@ -81,10 +89,12 @@ def test_demo_passes_its_self_test():
 @pytest.mark.parametrize("records", [1984, 333])
 def test_demo_output_is_the_golden_sort(records):
     """Record by record: what the demo leaves in memory is the golden sort of what its
-    generator (the Python model of it) wrote, and the checksums agree."""
+    generator (the Python model of it) wrote, and the checksums agree; the hardware's own
+    checksums (pipelined, the mix in 16-bit partial products) are the golden ones."""
     config = PRESETS["demo"]
     job = BistJob(records, key_mask=0xFFFF_FF00 if records < 1000 else MASK32)
-    text, _, memory = run_demo((job,))
+    sums = {}
+    text, _, memory = run_demo((job,), sums=sums)
     assert parse_report(text, (job,))[1] == "PASS", text
     records_in, _ = job_records(SEED, job, config.trees, config.rate)
     out = []
@@ -96,6 +106,9 @@ def test_demo_output_is_the_golden_sort(records):
     assert [k for k, _ in out] == sorted(k for k, _ in records_in)
     assert sorted(out) == sorted(records_in)
     assert multiset_checksum(out) == multiset_checksum(records_in)
+    golden = multiset_checksum(records_in)
+    assert (sums["in_total"], sums["in_mix"]) == golden
+    assert (sums["out_total"], sums["out_mix"]) == golden
 
 
 @pytest.mark.parametrize("inject, error", [("input", "checksum"), ("output", "order")])
@@ -162,6 +175,8 @@ def test_ram_answers_bursts_and_refuses_strays():
         assert await write(ctx, 0x1000 + 8 * 31, [7, 7]) == RESP_SLVERR   # runs past the end
         assert ctx.get(dut.stray)
         assert await read(ctx, 0x0FF8, 2) == [(0, RESP_SLVERR)] * 2      # starts before it
+        assert await read(ctx, 0x1100, 1) == [(0, RESP_SLVERR)]          # starts after it
+        assert await read(ctx, 0x3000, 1) == [(0, RESP_SLVERR)]          # offset 0, not base
         assert await read(ctx, 0x1000 + 8 * 31, 1) == [(0xFFFF_FFFF, RESP_OKAY)]
 
     sim.add_testbench(bench)

@@ -184,20 +184,33 @@ class TopSortKernel(wiring.Component):
         records = args.records
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
 
-        # Everything that moves data restarts on each ap_start: it runs in a clock domain of
-        # its own (the same clock) whose reset is the kernel's or the job's. A domain, not a
-        # ResetInserter, so that blocks emitted as separate modules get the job reset too.
+        # Everything that moves data restarts on each ap_start, each block from its own
+        # register: one reset net to every flip-flop of the datapath takes most of a cycle to
+        # route alone, and a congested route at that. The registers are taps of a chain
+        # (identical registers would be merged by synthesis), so the blocks restart one a cycle
+        # after ap_start; the datapath is idle until the controllers start, after the chain.
+        # Each block runs in a clock domain of its own (the same clock) whose reset is the
+        # kernel's or its tap: a domain, not a ResetInserter, so that a block emitted as a
+        # module of its own (topsort_hdl.block) is reset through its port.
         job_reset = Signal()
-        m.domains.job = ClockDomain(local=True)
-        m.d.comb += [ClockSignal("job").eq(ClockSignal()),
-                     ResetSignal("job").eq(ResetSignal() | job_reset)]
         dp = Module()
-        m.submodules.datapath = DomainRenamer("job")(dp)
+        m.submodules.datapath = dp
+        resets = []
+
+        def block(name, elaboratable):
+            tap = Signal(name=f"{name}_reset")
+            resets.append(tap)
+            domain = f"job_{name}"
+            dp.domains += ClockDomain(domain, local=True)
+            dp.d.comb += [ClockSignal(domain).eq(ClockSignal()),
+                          ResetSignal(domain).eq(ResetSignal() | tap)]
+            dp.submodules[name] = DomainRenamer(domain)(elaboratable)
+            return elaboratable
 
         length_bits = COUNT_BITS + exact_log2(c.record_bytes)
         reused = {t * group: t for t in range(reuse)}
-        switch = dp.submodules.reuse = ReuseSwitch(record, reuse, c.rate, leaves,
-                                                   leaf_depth=LEAF_DEPTH)
+        switch = block("reuse", ReuseSwitch(record, reuse, c.rate, leaves,
+                                            leaf_depth=LEAF_DEPTH))
         controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
@@ -218,10 +231,10 @@ class TopSortKernel(wiring.Component):
                                     max_outstanding=c.write_outstanding, length_bits=length_bits)
             packer = RootPacker(record, c.rate, COUNT_BITS)
             control = TreeController(c, reused=i in reused)
-            dp.submodules[f"reader{i}"] = reader
-            dp.submodules[f"writer{i}"] = writer
-            dp.submodules[f"packer{i}"] = packer
-            dp.submodules[f"controller{i}"] = control
+            block(f"reader{i}", reader)
+            block(f"writer{i}", writer)
+            block(f"packer{i}", packer)
+            block(f"controller{i}", control)
             controllers.append(control)
             packers.append(packer)
             writers.append(writer)
@@ -230,11 +243,11 @@ class TopSortKernel(wiring.Component):
                 leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
                 root = switch.o[reused[i]]
             else:
-                tree = dp.submodules[f"tree{i}"] = MergeTree(record, c.rate, leaves,
-                                                             leaf_depth=LEAF_DEPTH)
+                tree = block(f"tree{i}", MergeTree(record, c.rate, leaves,
+                                                   leaf_depth=LEAF_DEPTH))
                 leaf_ports, root = list(tree.i), tree.o
             for j in range(leaves):
-                feeder = dp.submodules[f"feeder{i}_{j}"] = LeafFeeder(record, p, COUNT_BITS)
+                feeder = block(f"feeder{i}_{j}", LeafFeeder(record, p, COUNT_BITS))
                 wiring.connect(dp, reader.leaf[j], feeder.beats)
                 wiring.connect(dp, feeder.o, leaf_ports[j])
                 wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
@@ -259,10 +272,10 @@ class TopSortKernel(wiring.Component):
             _connect_read(m, ports[i], reader.axi)
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
-        packer2 = dp.submodules.phase2_packer = RootPacker(record, reuse * c.rate, COUNT_BITS)
-        writer2 = dp.submodules.phase2_writer = AxiWriteEngine(
+        packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
+        writer2 = block("phase2_writer", AxiWriteEngine(
             p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
-            max_outstanding=c.write_outstanding, length_bits=length_bits)
+            max_outstanding=c.write_outstanding, length_bits=length_bits))
         wiring.connect(dp, switch.wide, packer2.i)
         dp.d.comb += [
             writer2.i.valid.eq(packer2.o.valid),
@@ -334,16 +347,25 @@ class TopSortKernel(wiring.Component):
         packed2 = Signal()
 
         m.d.comb += [regs.ready.eq(0), regs.done.eq(0)]
-        with m.If(errors):
+        m.d.sync += [job_reset.eq(0), Cat(resets).eq(Cat(job_reset, *resets[:-1]))]
+        # A job reset is on its way down the chain (a flag, not an OR of every tap).
+        in_chain = Signal()
+        with m.If(job_reset):
+            m.d.sync += in_chain.eq(1)
+        with m.Elif(resets[-1]):
+            m.d.sync += in_chain.eq(0)
+        # (not the previous job's errors, from blocks not yet reset)
+        resetting = job_reset | in_chain
+        with m.If(errors & ~resetting):
             m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
-        with m.If(write_errors):
+        with m.If(write_errors & ~resetting):
             m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += regs.idle.eq(1)
                 with m.If(regs.start):
-                    m.d.comb += [regs.ready.eq(1), job_reset.eq(1)]
-                    m.d.sync += [status.eq(0), counters.eq(0), phase2.eq(0),
+                    m.d.comb += regs.ready.eq(1)
+                    m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
                                  pair_a.eq(0), pair_b.eq(1)]
                     m.next = "CHECK"
             with m.State("CHECK"):
@@ -361,7 +383,8 @@ class TopSortKernel(wiring.Component):
                 with m.Else():
                     m.d.sync += pair_b.eq(pair_b + 1)
             with m.State("DRAIN"):
-                with m.If(~picked.valid & ~summed.valid):   # the last pair is compared
+                # the last pair is compared, every block reset
+                with m.If(~picked.valid & ~summed.valid & ~resetting):
                     m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):

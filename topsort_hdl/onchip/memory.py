@@ -30,7 +30,8 @@ class OnChipAxiRam(wiring.Component):
     """``size_bytes`` of block RAM answering AXI4 INCR bursts at ``[base, base + size_bytes)``.
 
     One read burst and one write burst are served at a time, each at one beat per cycle (a
-    new read burst starts the cycle after the previous one's last beat is read). Write
+    new read burst starts the cycle after the previous one's last beat is read from block RAM;
+    read data reaches R a cycle after that, from a register). Write
     strobes are honoured. A burst that reaches outside the range gets SLVERR on every beat (a
     read returns zeros, a write changes nothing) and sets ``stray``, sticky until reset: the
     kernel must never touch memory outside its buffers. Bursts must be full width (AxSIZE of
@@ -67,9 +68,13 @@ class OnChipAxiRam(wiring.Component):
         })
 
     def _outside(self, addr, beats):
-        """Whether a burst of ``beats`` from byte address ``addr`` leaves the range."""
-        end = addr + (beats << exact_log2(self.params.beat_bytes))
-        return (addr < self.base) | (end > self.base + self.size_bytes)
+        """Whether a burst of ``beats`` (at least one) from byte address ``addr`` leaves the
+        range. ``base`` is a multiple of the power-of-two size: the burst starts inside if the
+        address bits above the size are the base's, and ends inside if its offset plus its
+        length is at most the size (a short adder, not two 32-bit ones)."""
+        size_bits = exact_log2(self.size_bytes)
+        end = addr[:size_bits] + (beats << exact_log2(self.params.beat_bytes))
+        return (addr[size_bits:] != self.base >> size_bits) | (end > self.size_bytes)
 
     def elaborate(self, platform):
         m = Module()
@@ -82,18 +87,23 @@ class OnChipAxiRam(wiring.Component):
         rd = mem.read_port(transparent_for=())
         wr = mem.write_port(granularity=8)
 
-        def word(addr):
-            return (addr - self.base)[beat_shift:beat_shift + word_bits] if word_bits else 0
+        def word(addr):     # the base is a multiple of the size: its low bits are zero
+            return addr[beat_shift:beat_shift + word_bits] if word_bits else 0
 
-        # Reads: one burst at a time; a beat is read when the R register is free or leaving.
+        # Reads: one burst at a time. A beat is read from block RAM (``issue``) into the RAM's
+        # output (``held``, kept there while the read port is disabled), then moves to the R
+        # registers: the kernel sees registers only, never the block RAM's slow output.
         r_active = Signal()
         r_word = Signal(range(self.words))
         r_left = Signal(8)
         r_id = Signal.like(axi.arid)
         r_bad = Signal()
-        issue = Signal()
+        held, held_last, held_bad = Signal(), Signal(), Signal()
+        held_id = Signal.like(axi.arid)
+        move, issue = Signal(), Signal()
         m.d.comb += [
-            issue.eq(r_active & (~axi.rvalid | axi.rready)),
+            move.eq(held & (~axi.rvalid | axi.rready)),
+            issue.eq(r_active & (~held | move)),
             axi.arready.eq(~r_active | issue & (r_left == 0)),
         ]
         with m.If(issue):
@@ -108,16 +118,17 @@ class OnChipAxiRam(wiring.Component):
                 r_id.eq(axi.arid),
                 r_bad.eq(self._outside(axi.araddr, axi.arlen + 1)),
             ]
-        beat_bad = Signal()
         with m.If(issue):
-            m.d.sync += [axi.rvalid.eq(1), axi.rlast.eq(r_left == 0), axi.rid.eq(r_id),
-                         beat_bad.eq(r_bad)]
+            m.d.sync += [held.eq(1), held_last.eq(r_left == 0), held_id.eq(r_id),
+                         held_bad.eq(r_bad)]
+        with m.Elif(move):
+            m.d.sync += held.eq(0)
+        with m.If(move):
+            m.d.sync += [axi.rvalid.eq(1), axi.rlast.eq(held_last), axi.rid.eq(held_id),
+                         axi.rdata.eq(Mux(held_bad, 0, rd.data)),
+                         axi.rresp.eq(Mux(held_bad, RESP_SLVERR, RESP_OKAY))]
         with m.Elif(axi.rready):
             m.d.sync += axi.rvalid.eq(0)
-        m.d.comb += [
-            axi.rdata.eq(Mux(beat_bad, 0, rd.data)),
-            axi.rresp.eq(Mux(beat_bad, RESP_SLVERR, RESP_OKAY)),
-        ]
 
         # Writes: address, then the burst's beats, then its response.
         w_active = Signal()
