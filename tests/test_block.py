@@ -11,8 +11,7 @@ from topsort_hdl.block import hierarchical_verilog, module_name, verilog_instanc
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import kernel_verilog
 from topsort_hdl.merge import MmsMergeUnit, SelectMergeUnit
-from topsort_hdl.merge.bitonic import BitonicMergeNetwork
-from topsort_hdl.merge.mms import tagged_layout, tagged_order
+from topsort_hdl.merge.cas import CompareSwap, record_key
 from topsort_hdl.records import RecordLayout, tree_record
 from topsort_hdl.tree import MergeTree
 
@@ -62,11 +61,10 @@ def test_identity_is_the_class_and_the_bound_arguments():
 
 def test_an_argument_without_a_stable_repr_makes_no_identity():
     # A named function is known by its name; a lambda or a local function could be any code.
-    layout = tagged_layout(RECORD, 2)
     ((named, _), (anonymous, _)) = names(
-        lambda: BitonicMergeNetwork(layout, 2, order_key=tagged_order),
-        lambda: BitonicMergeNetwork(layout, 2, order_key=lambda e: e.record.key))
-    assert "order_key=topsort_hdl.merge.mms.tagged_order" in named
+        lambda: CompareSwap(RECORD, order_key=record_key),
+        lambda: CompareSwap(RECORD, order_key=lambda r: r.value))
+    assert "order_key=topsort_hdl.merge.cas.record_key" in named
     assert anonymous is None
 
 

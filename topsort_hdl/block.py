@@ -9,6 +9,12 @@ and each distinct identity is converted once, on its own, in the same way (so bl
 blocks are shared too). Outside that function a block elaborates as the component it is, so
 Amaranth's simulator and a plain ``verilog.convert`` see no difference.
 
+Blocks are the parts a design repeats: merge units, couplers, trees, engines, packers,
+controllers, register slices. A merge unit's own parts (its selector, lane queues, credit
+counter and networks) stay plain components inside the unit's module: synthesis then sees the
+unit whole, as its selector loop was tuned (a module boundary in it cost the rate-2 unit a LUT
+level).
+
 An identity is the block's class and its constructor's arguments bound to their names, with
 defaults filled in (``MergeTree(r, 8, 16)`` and ``MergeTree(r, 8, 16, fifo_depth=8)`` are one
 block). Arguments must have a stable ``repr`` (layouts, numbers, strings, dataclasses, named

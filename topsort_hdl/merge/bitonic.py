@@ -1,7 +1,7 @@
 """Bitonic merge networks: two sorted bundles in, one sorted bundle (or one half of it) out."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -50,7 +50,7 @@ def _register_after(layer, layers, stages):
     return (layer + 1) * stages // layers > layer * stages // layers
 
 
-class BitonicMergeNetwork(Block):
+class BitonicMergeNetwork(wiring.Component):
     """Merge two sorted bundles with a pipelined bitonic network.
 
     The network sees ``a + reversed(b)`` (a bitonic sequence) and applies ``log2(2 * rate)``

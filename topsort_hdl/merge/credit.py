@@ -1,15 +1,15 @@
 """Credit counting: a producer that starts only what its output buffer will have room for."""
 
 from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..block import Block
 from ..records import check_at_least
 
 __all__ = ["CreditCounter"]
 
 
-class CreditCounter(Block):
+class CreditCounter(wiring.Component):
     """Entries promised to a buffer of ``depth`` entries and not yet taken out of it.
 
     A producer that may only start what the buffer will have room for, and decides it a cycle

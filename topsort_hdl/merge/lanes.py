@@ -1,10 +1,9 @@
 """Wide queues built as lanes, so that no control signal fans out to the whole width."""
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import fifo
+from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..block import Block
 from ..records import check_at_least
 
 __all__ = ["LaneFIFO", "LaneQueue", "lane_bounds", "stream_out"]
@@ -32,7 +31,7 @@ def stream_out(m, queue, port, data, write):
     return port.valid & port.ready
 
 
-class _Lanes(Block):
+class _Lanes(wiring.Component):
     """What the lane queues share: parameters, the write side, one FIFO per lane."""
 
     def __init__(self, width, depth, lanes, read_members):

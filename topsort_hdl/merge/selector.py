@@ -1,10 +1,9 @@
 """The selector every merge unit shares: which head bundle goes next, and run bookkeeping."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..block import Block
 from ..records import BundleLayout, check_at_least
 from .cas import less_than
 from .lanes import LaneQueue
@@ -12,7 +11,7 @@ from .lanes import LaneQueue
 __all__ = ["RunSelector"]
 
 
-class RunSelector(Block):
+class RunSelector(wiring.Component):
     """Buffer two run streams and choose, each cycle, the head bundle with the smaller first key.
 
     Ties alternate sides (this keeps skewed data balanced in a tree). Within a run, a side
