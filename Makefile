@@ -23,7 +23,7 @@ help:
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~110 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
-	@echo "make figures    store the u280 and u55c block figures with the presets, for the floorplan"
+	@echo "make figures    store the u280 and u55c group figures with the presets, for the floorplan"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
