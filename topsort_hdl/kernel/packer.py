@@ -156,7 +156,9 @@ class RootPacker(Block):
         emit = Signal()
         m.d.comb += emit.eq(free & full)
         final = done & ~over                        # the leaving word is the job's last
-        leaving = Cat(Mux(rd[0], ring[rate + j], ring[j]) & (end_mask[j] | ~final).replicate(width)
+        # (a record-wide Mux, not an AND with a replicated bit: the same logic, which Amaranth
+        # would otherwise write out bit by bit, a tenth of the u280 kernel's Verilog)
+        leaving = Cat(Mux(end_mask[j] | ~final, Mux(rd[0], ring[rate + j], ring[j]), 0)
                       for j in range(rate))
         with m.If(self.o.ready):
             m.d.sync += out_valid.eq(0)
