@@ -10,6 +10,7 @@ import re
 import pytest
 
 from sim.runner import run_bench, write_unit
+from topsort_hdl.block import verilog_instances
 from topsort_hdl.units import build_unit, emit_verilog
 
 MMS_CASES = [
@@ -84,15 +85,16 @@ def test_reuse_verilog(trees, rate, leaves, sim):
 
 
 def test_reuse_switch_instantiates_each_tree_once():
-    # The trees serve both modes: the emitted design holds r * (l - 1) tree units and r - 1
-    # extra units, and no second copy of any tree.
+    # The trees serve both modes: the emitted design holds r trees of l - 1 units each (one
+    # tree module, instantiated r times) and r - 1 extra units, and no second copy of a tree.
     text = emit_verilog(build_unit("reuse", trees=4, rate=1, leaves=4), "reuse")
-    modules = re.findall(r"^module \\reuse\.(\S+) \(", text, re.MULTILINE)
-    units = [name for name in modules if re.fullmatch(r"(tree\d+\.|extra_)l\d+u\d+", name)]
+    paths = verilog_instances(text, "reuse")
+    trees = {path: module for path, module in paths.items() if re.fullmatch(r"tree\d+", path)}
+    assert sorted(trees) == [f"tree{t}" for t in range(4)] and len(set(trees.values())) == 1
+    units = [path for path in paths if re.fullmatch(r"(tree\d+/|extra_)l\d+u\d+", path)]
     assert len([u for u in units if u.startswith("tree")]) == 4 * 3
-    assert {u.split(".")[0] for u in units if u.startswith("tree")} == {
-        f"tree{t}" for t in range(4)}
     assert len([u for u in units if u.startswith("extra_")]) == 3
+    assert text.count(f"module {trees['tree0']}(") == 1
 
 
 # (data_width, leaves, burst_bytes, outstanding, simulator)
