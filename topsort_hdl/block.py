@@ -65,8 +65,9 @@ class Block(wiring.Component):
 
     Subclasses are ordinary components. ``module_tag_format`` gives the readable part of their
     module name, formatted with the constructor's arguments by name (``"mms_e{rate}"``); the
-    default is the class name. Every port a parent uses must be in the signature: the module
-    boundary has no other way in or out.
+    default is the class name. A block's hardware must follow from its constructor's arguments
+    alone (nothing set on it afterwards changes what it elaborates to), and every port a parent
+    uses must be in the signature: the module boundary has no other way in or out.
     """
 
     module_tag_format = None
