@@ -139,10 +139,35 @@ class HierarchicalDesign:
 
 _PORT = re.compile(r"^  wire (?:width \d+ )?(input|output|inout) \d+ +(?:signed )?\\(\S+)$",
                    re.MULTILINE)
-# What Amaranth's own Verilog back end does to its RTLIL (amaranth.back.verilog), on every
-# module at once.
-_TO_VERILOG = (
-    "read_rtlil {rtlil}; proc -nomux -norom; memory_collect; write_verilog -norename {out}")
+# Amaranth's RTLIL to Verilog, on every module at once: what Amaranth's own back end does
+# (amaranth.back.verilog), plus `opt_clean -purge`, which keeps one name per net in the modules
+# that only wire blocks together (Yosys leaves modules with processes as they are).
+_TO_VERILOG = ("read_rtlil {rtlil}; proc -nomux -norom; memory_collect; opt_clean -purge; "
+               "attrmap -remove unused_bits; write_verilog -norename {out}")
+# The wires Amaranth adds for every field of a struct or array signal (`\\o__payload.records[3]
+# .key`), each an alias of a slice of its signal, and their connections.
+_FIELD = r"\\[^\s.\[]+(?:\.|\[)\S*"
+_FIELD_WIRE = re.compile(
+    r"^(?:  attribute \\enum_\S+ .*\n)*  wire (?:width \d+ )?(?:signed )?" + _FIELD + r"\n",
+    re.MULTILINE)
+_FIELD_CONNECT = re.compile(r"^ *connect " + _FIELD + r" .*\n", re.MULTILINE)
+# A memory's initial contents as Yosys writes them: one line per word.
+_MEMORY_INIT = re.compile(
+    r"^  initial begin\n((?:    (?:\\\S+ |\w+)\[\d+\] = \d+'h0+;\n)+)  end\n", re.MULTILINE)
+_INIT_WORD = re.compile(r"^    (\\\S+ |\w+)\[(\d+)\] = (\d+)'h0+;$", re.MULTILINE)
+
+
+def _zero_init_loop(match):
+    """An all-zero memory initialisation, one line per word, as one loop (the same contents;
+    Vivado, Verilator and Icarus read both)."""
+    words = _INIT_WORD.findall(match.group(1))
+    name, _, width = words[0]
+    if words != [(name, str(index), width) for index in range(len(words))]:
+        return match.group(0)       # not one memory's every word from 0 up: leave it
+    # Yosys's own names are `$` and digits: `$word` is no signal's.
+    return (f"  initial begin : \\{_identifier(name)}$zero \n    integer \\$word ;\n"
+            f"    for (\\$word  = 0; \\$word  < {len(words)}; \\$word  = \\$word  + 1)\n"
+            f"      {name}[\\$word ] = {width}'h0;\n  end\n")
 
 
 def _module_ports(rtlil, name):
@@ -203,7 +228,10 @@ class _Converter:
 
 
 def _write_verilog(rtlil_text):
-    """Verilog of RTLIL text holding any number of modules, through Amaranth's own Yosys."""
+    """Verilog of RTLIL text holding any number of modules, through Amaranth's own Yosys:
+    without the struct fields' alias wires and with all-zero memory contents as loops (a third
+    of the u280 kernel's text). Every signal Amaranth names keeps its name."""
+    rtlil_text = _FIELD_CONNECT.sub("", _FIELD_WIRE.sub("", rtlil_text))
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "design.il").write_text(rtlil_text)
         done = subprocess.run(
@@ -212,7 +240,7 @@ def _write_verilog(rtlil_text):
             cwd=work, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"Yosys could not write the Verilog: {done.stderr.strip()}")
-        return (Path(work) / "design.v").read_text()
+        return _MEMORY_INIT.sub(_zero_init_loop, (Path(work) / "design.v").read_text())
 
 
 def hierarchical_verilog(elaboratable, name, ports=None):
