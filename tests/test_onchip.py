@@ -10,7 +10,7 @@ from topsort_hdl.axi.signature import RESP_OKAY, RESP_SLVERR, AxiParams
 from topsort_hdl.kernel.config import PRESETS, config_from
 from topsort_hdl.kernel.kernel import TopSortKernel
 from topsort_hdl.onchip import BistJob, OnChipAxiRam, OnChipSorter, SelfTest, UartTx
-from topsort_hdl.onchip.boards import BOARDS, read_nextpnr_report
+from topsort_hdl.onchip.boards import BOARDS, NAME, prepare_build, read_nextpnr_report
 from topsort_hdl.onchip.selftest import (
     ERROR_BITS,
     MASK32,
@@ -234,6 +234,18 @@ def test_nextpnr_report_is_read(tmp_path):
     fmax, use = read_nextpnr_report(report)
     assert fmax == {"$glbnet$clk": (61.5, 25.0)} and use == {"TRELLIS_COMB": (10, 100)}
     assert set(BOARDS) >= {"ulx3s-85f", "ecp5-5g-evn"}
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_every_board_build_is_planned_at_the_board_clock(board):
+    # The board's own platform, as `make bitstream` elaborates it: ECP5 platforms make `sync`
+    # reset-less (their flip-flops start from the global set/reset), which a block asking for
+    # the domain's reset would trip over only here.
+    plan = prepare_build(board)
+    lpf = plan.files[f"{NAME}.lpf"]
+    frequency = BOARDS[board].create().default_clk_frequency
+    assert re.search(rf'^FREQUENCY PORT "\S+" {frequency} HZ;$', lpf, re.MULTILINE), lpf
+    assert "--router router2" in plan.files[f"build_{NAME}.sh"]
 
 
 @pytest.mark.slow

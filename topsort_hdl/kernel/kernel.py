@@ -203,7 +203,7 @@ class TopSortKernel(wiring.Component):
             domain = f"job_{name}"
             dp.domains += ClockDomain(domain, local=True)
             dp.d.comb += [ClockSignal(domain).eq(ClockSignal()),
-                          ResetSignal(domain).eq(ResetSignal() | tap)]
+                          ResetSignal(domain).eq(ResetSignal(allow_reset_less=True) | tap)]
             dp.submodules[name] = DomainRenamer(domain)(elaboratable)
             return elaboratable
 
