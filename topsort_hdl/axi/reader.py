@@ -68,8 +68,10 @@ class AxiReadEngine(Block):
     A command names a leaf, a byte address and a length; both may be anything (regions need
     not start or end on a beat). The engine issues bursts of at most ``burst_bytes``, aligned to
     ``burst_bytes`` (so none crosses a 4 KB page; a region's first and last bursts are shorter),
-    round robin over the leaves that have room for the burst in their buffer. While ``short`` is
-    high, bursts are at most ``short_burst_bytes`` and aligned to it: a merge tree runs about
+    round robin over the leaves that have room for the burst in their buffer. While
+    ``short_bursts`` is high, bursts are at most ``short_burst_bytes`` and aligned to it (the
+    port is not called ``short``: a C++ word, which Verilator's per-module models cannot take
+    as a port name): a merge tree runs about
     ``leaves`` bursts behind its reader, so a kernel uses long bursts only where they pay for
     that. Room is reserved when the burst is issued, so ``rready`` never drops. ARID is the leaf
     index: a memory may return different leaves' bursts out of order or interleaved. Leaves'
@@ -108,8 +110,8 @@ class AxiReadEngine(Block):
     burst_bytes : int
         Largest burst, a power of two from one beat to 4 KB.
     short_burst_bytes : int
-        Largest burst while ``short`` is high, a power of two from one beat to ``burst_bytes``
-        (default ``burst_bytes``).
+        Largest burst while ``short_bursts`` is high, a power of two from one beat to
+        ``burst_bytes`` (default ``burst_bytes``).
     max_outstanding : int
         Bursts in flight at most.
     buffer_beats : int
@@ -162,7 +164,7 @@ class AxiReadEngine(Block):
         super().__init__({
             "axi": Out(Axi4Signature(params)),
             "cmd": In(stream.Signature(self.command_layout)),
-            "short": In(1),
+            "short_bursts": In(1),
             "leaf": Out(stream.Signature(self.beat_layout)).array(leaves),
             "idle": Out(1),
             "error": Out(1),
@@ -207,15 +209,15 @@ class AxiReadEngine(Block):
         settling = Signal(leaves)
         loading = Signal(leaves)             # one-hot: a leaf takes a command this cycle
 
-        # Each leaf's next burst runs to the burst boundary (the short one while ``short``)
-        # or to the region's end. Its length is registered, and whether the leaf's buffer has
-        # room for it is registered from that: the arbiter reads only flip-flops. While a leaf
-        # requests, its length is held, so the burst that leaves is the one room was checked
-        # for (``short`` may change meanwhile). Room a cycle old is safe (a leaf's buffer only
-        # drains meanwhile), and a request stays up until its grant. The length is two cycles
-        # behind a leaf's address and count, so a leaf that has just taken a command sits out a
-        # cycle, one just granted three (its burst goes to AR the cycle after the grant, its
-        # address and count advance the cycle after that, see below).
+        # Each leaf's next burst runs to the burst boundary (the short one while
+        # ``short_bursts``) or to the region's end. Its length is registered, and whether the
+        # leaf's buffer has room for it is registered from that: the arbiter reads only
+        # flip-flops. While a leaf requests, its length is held, so the burst that leaves is the
+        # one room was checked for (``short_bursts`` may change meanwhile). Room a cycle old is
+        # safe (a leaf's buffer only drains meanwhile), and a request stays up until its grant.
+        # The length is two cycles behind a leaf's address and count, so a leaf that has just
+        # taken a command sits out a cycle, one just granted three (its burst goes to AR the
+        # cycle after the grant, its address and count advance the cycle after that, see below).
         new_beat = Signal.like(next_beat[0])
         new_left = Signal.like(to_issue[0])
         new_pending = Signal()
@@ -223,7 +225,7 @@ class AxiReadEngine(Block):
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
-                Mux(self.short, self.short_burst_beats - next_beat[i][:short_bits],
+                Mux(self.short_bursts, self.short_burst_beats - next_beat[i][:short_bits],
                     self.burst_beats - next_beat[i][:burst_bits]))
             # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
             low = to_issue[i][:burst_bits + 1]

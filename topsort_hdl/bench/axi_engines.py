@@ -72,7 +72,7 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
 
     async def commander(ctx):
         cmd = engine.cmd
-        ctx.set(engine.short, short)
+        ctx.set(engine.short_bursts, short)
         for leaf, addr, length in commands:
             ctx.set(cmd.payload.target, leaf)
             ctx.set(cmd.payload.addr, addr)
@@ -87,7 +87,7 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
             await ctx.tick()
             if rng.random() < short_flips:
                 value = not value
-                ctx.set(engine.short, value)
+                ctx.set(engine.short_bursts, value)
 
     async def consumers(ctx):
         # One process for every leaf: a process per leaf costs more than the design itself.

@@ -225,7 +225,7 @@ class TopSortKernel(wiring.Component):
         tree_shift = exact_log2(trees)
         for i in range(trees):
             reader = tree_read_engine(c, reused=i in reused)
-            dp.d.comb += reader.short.eq(~phase2)
+            dp.d.comb += reader.short_bursts.eq(~phase2)
             writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
                                     batch_bytes=c.batch_bytes,
                                     max_outstanding=c.write_outstanding, length_bits=length_bits)
