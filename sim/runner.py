@@ -2,16 +2,18 @@
 
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import get_runner
 
+from topsort_hdl.block import verilog_instances
 from topsort_hdl.units import build_unit, emit_verilog
 
-__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "run_bench", "verilator_lint",
-           "write_kernel", "write_unit"]
+__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "repeated_blocks", "run_bench",
+           "verilator_lint", "write_kernel", "write_unit"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM_BUILD = ROOT / "build" / "sim"
@@ -70,18 +72,54 @@ def write_kernel(config, case, port_stages=None):
     return generate(config, SIM_BUILD / case, port_stages=port_stages)["verilog"]
 
 
+def repeated_blocks(verilog, top):
+    """The modules of ``verilog`` (a file Amaranth wrote) instantiated more than once under
+    ``top``, outermost first: those not inside another such module."""
+    paths = verilog_instances(Path(verilog).read_text(), top)
+    counts = Counter(paths.values())
+    chosen = {}
+    for path in sorted(paths, key=lambda p: p.count("/")):
+        module = paths[path]
+        parents = ("/".join(path.split("/")[:depth]) for depth in range(1, path.count("/") + 1))
+        if counts[module] > 1 and not any(paths[parent] in chosen for parent in parents):
+            chosen.setdefault(module, None)
+    return list(chosen)
+
+
+def _verilator_control(build_dir, toplevel, hierarchical_blocks):
+    """A Verilator control file: only ``toplevel``'s own signals visible to cocotb (instead of
+    every signal: Verilator then optimises across the design), each of
+    ``hierarchical_blocks`` verilated once as a model of its own."""
+    lines = ["`verilator_config", f'public_flat_rw -module "{toplevel}" -var "*"']
+    lines += [f'hier_block -module "{module}"' for module in hierarchical_blocks]
+    path = build_dir / "model.vlt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
-              build_args=(), quick_compile=False):
+              build_args=(), quick_compile=False, hierarchical_blocks=None):
     """Build ``sources`` and run the cocotb tests of ``test_module``; fail on any failure.
 
     Each ``case`` gets its own build directory under ``build/sim``. ``env`` passes the
     bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
-    Verilator model without optimisation (for the biggest designs).
+    Verilator model without optimisation (for the biggest designs). ``hierarchical_blocks``
+    (Verilator only; benches that touch no signal but the top's ports): modules to build
+    once each as models of their own, with only the top's ports visible (see
+    :func:`repeated_blocks`).
     """
     sim = sim or os.environ.get("SIM", "icarus")
     if sim == "verilator":
         _prepare_verilator()
     build_dir = SIM_BUILD / case
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if hierarchical_blocks is not None:
+        if sim != "verilator":
+            raise ValueError(f"hierarchical_blocks is for Verilator, not {sim}")
+        # Verilator checks combinational loops at the blocks' boundaries as if every output
+        # depended on every input: UNOPTFLAT there says nothing about the design.
+        sources = [_verilator_control(build_dir, toplevel, hierarchical_blocks), *sources]
+        build_args = ["--no-public-flat-rw", "--hierarchical", "-Wno-UNOPTFLAT", *build_args]
     runner = get_runner(sim)
     makeflags = os.environ.get("MAKEFLAGS", "")
     if quick_compile:   # a whole-kernel model is hundreds of C++ files: -O0 builds faster

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim.runner import SIM_BUILD, run_bench, verilator_lint, write_kernel
+from sim.runner import SIM_BUILD, repeated_blocks, run_bench, verilator_lint, write_kernel
 from topsort_hdl.kernel.config import config_from
 
 
@@ -16,13 +16,28 @@ def test_tiny_kernel_in_icarus():
 @pytest.mark.slow
 def test_u280_kernel_in_verilator():
     # The paper's shape, both phases in one run: 4096 records per tree.
+    # Every block the kernel repeats is verilated once, as a model of its own: a third of the
+    # CPU time of one flat model.
     case = "kernel_u280_verilator"
     source = write_kernel(config_from("u280"), case)
     run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
-              quick_compile=True,
+              quick_compile=True, hierarchical_blocks=repeated_blocks(source, "topsort"),
               env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
                    "TOPSORT_RECORDS": 16 * 4096,
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
+
+
+def test_tiny_kernel_in_verilator_block_by_block():
+    # The u280 run's build (above), on tiny: each repeated block a model of its own.
+    case = "kernel_tiny_hierarchical"
+    source = write_kernel(config_from("tiny"), case)
+    blocks = repeated_blocks(source, "topsort")
+    assert {"tree_p2_l4", "read_engine_l4_b512", "leaf_feeder"} <= {
+        "_".join(name.split("_")[1:-1]) for name in blocks}
+    run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
+              hierarchical_blocks=blocks, env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2})
+    control = (SIM_BUILD / case / "model.vlt").read_text()
+    assert control.count("hier_block") == len(blocks)
 
 
 def test_tiny_kernel_at_capacity():
