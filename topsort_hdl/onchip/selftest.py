@@ -323,6 +323,9 @@ class SelfTest(wiring.Component):
         # records of it that count, ``flipped`` the injected fault in it.
         fill_tree = Signal(range(trees + 1))
         fill_left = Signal(count_bits)
+        # ``fill_left != 0``, kept as a register: it enables the 128-bit write register, and
+        # worked out from ``fill_left`` it was the demo's critical path (two carry chains).
+        fill_more = Signal()
         fill_addr = Signal.like(addr)
         filled = Signal(rate)
         flipped = Signal()
@@ -444,6 +447,7 @@ class SelfTest(wiring.Component):
         with m.FSM():
             with m.State("JOB"):
                 m.d.sync += [fill_tree.eq(0), fill_left.eq(tree_records[0]), fill_addr.eq(0),
+                             fill_more.eq(tree_records[0] != 0),
                              in_total.eq(0), in_mix.eq(0), out_total.eq(0), out_mix.eq(0),
                              order_bad.eq(0), seen_any.eq(0), step.eq(0),
                              aw_done.eq(0), w_done.eq(0)]
@@ -451,7 +455,7 @@ class SelfTest(wiring.Component):
             with m.State("FILL"):
                 m.d.sync += select.eq(1)
                 taken = Mux(fill_left < rate, fill_left, rate)
-                with m.If(fill_left != 0):
+                with m.If(fill_more):
                     flip = C(0, 1)
                     if self.inject == "input":
                         flip = (job == 0) & (fill_tree == 0) & (fill_addr == 0)
@@ -460,11 +464,11 @@ class SelfTest(wiring.Component):
                                  filled.eq(Cat(taken > i for i in range(rate))),
                                  flipped.eq(flip),
                                  state.eq(states[-1]), fill_left.eq(fill_left - taken),
-                                 fill_addr.eq(fill_addr + 1)]
+                                 fill_more.eq(fill_left > rate), fill_addr.eq(fill_addr + 1)]
                 with m.Else():
+                    next_records = Array(tree_records + [C(0, count_bits)])[fill_tree + 1]
                     m.d.sync += [fill_tree.eq(fill_tree + 1), fill_addr.eq(0),
-                                 fill_left.eq(Array(tree_records + [C(0, count_bits)])
-                                              [fill_tree + 1])]
+                                 fill_left.eq(next_records), fill_more.eq(next_records != 0)]
                     with m.If(fill_tree == trees - 1):
                         m.next = "ARGS"
             with m.State("ARGS"):

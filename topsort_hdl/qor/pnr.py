@@ -195,12 +195,14 @@ def pnr_blocks(config):
 
 
 def demo_pnr(board=PNR_BOARD, cache_dir=None):
-    """The demo's own board build (in context, the board's clock): a :class:`PnrResult`,
-    cached by the digest of amaranth's build plan and the tool versions."""
+    """The demo's own board build (in context), constrained to :data:`TARGET_MHZ` like the
+    blocks: a :class:`PnrResult`, cached by the digest of amaranth's build plan and the tool
+    versions."""
     from ..onchip.boards import NAME, build_bitstream, prepare_build
 
     def build(work):
-        result = build_bitstream(board, work)
+        result = build_bitstream(board, work, target_mhz=TARGET_MHZ)
         return json.loads((work / f"{NAME}.report.json").read_text()), result.seconds
 
-    return _cached(prepare_build(board).digest(), f"demo-{board}", cache_dir, build)
+    return _cached(prepare_build(board, target_mhz=TARGET_MHZ).digest(), f"demo-{board}",
+                   cache_dir, build)
