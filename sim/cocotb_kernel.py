@@ -13,6 +13,7 @@ cycle), TOPSORT_SEED.
 import json
 import os
 import random
+from dataclasses import asdict
 from xml.etree import ElementTree
 
 import cocotb
@@ -382,6 +383,6 @@ async def sort_file(dut):
     with open(os.environ["TOPSORT_STATS"], "w") as out:
         json.dump({"phase1_cycles": result.phase1_cycles,
                    "phase2_cycles": result.phase2_cycles, "status": result.status,
-                   "records": result.report.records, "passes": list(result.report.passes)},
+                   "records": result.report.records, "kernel_report": asdict(result.report)},
                   out)
     await Timer(1, unit="ns")
