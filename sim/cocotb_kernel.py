@@ -13,6 +13,7 @@ cycle), TOPSORT_SEED.
 import json
 import os
 import random
+from dataclasses import asdict
 from xml.etree import ElementTree
 
 import cocotb
@@ -22,17 +23,21 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from topsort_hdl.axi.control import RegisterMap
-from topsort_hdl.host import (
-    Device,
-    KernelError,
-    half_addresses,
-    pack_records,
-    run_sort,
-    unpack_records,
+from topsort_hdl.contract import (
+    AP_IDLE,
+    CONTROL,
+    REPORT_VERSION,
+    STATUS_BITS,
+    Layout,
+    ReportError,
+    default_halves,
+    default_report_address,
 )
+from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
 from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.kernel import STATUS_BITS, kernel_arguments, kernel_counters, master_port
+from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters, master_port
 from topsort_hdl.kernel.model import KernelModel
+from topsort_hdl.kernel.plan import split_records, tree_plan
 from topsort_hdl.vitis.connectivity import port_channels
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 
@@ -60,6 +65,7 @@ class KernelXmlRegisters:
 
 
 REGISTERS = KernelXmlRegisters(CONFIG)
+LAYOUT = Layout.from_config(CONFIG)
 
 
 class SimDevice(Device):
@@ -107,9 +113,39 @@ def job_deadline_ns(count):
 
 
 async def sort_records(dut, device, records, halves=None):
-    job = run_sort(device, CONFIG, REGISTERS, pack_records(records), halves=halves,
+    job = run_sort(device, LAYOUT, REGISTERS, pack_records(records), halves=halves,
                    poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
-    return await with_timeout(job, job_deadline_ns(len(records)), "ns")
+    result = await with_timeout(job, job_deadline_ns(len(records)), "ns")
+    await check_report(device, result.report, len(records))
+    return result
+
+
+async def read_counters(device):
+    """The status word and the two cycle counters, from their registers."""
+    values = [await device.read_register(REGISTERS.offset("status"))]
+    for name in kernel_counters(CONFIG):
+        base = REGISTERS.offset(name)
+        values.append(await device.read_register(base)
+                      | await device.read_register(base + 4) << 32)
+    return values
+
+
+async def check_report(device, report, count, status=0):
+    """The report against the registers (status, counters) and the golden plan (each tree's
+    passes and output half; all 0 after bad arguments), field by field."""
+    assert report.version == REPORT_VERSION and report.records == count, report
+    assert [report.status, report.phase1_cycles, report.phase2_cycles] == \
+        await read_counters(device), report
+    assert report.status == status, report
+    if status:
+        assert report.passes == (0,) * CONFIG.trees, report
+        assert report.output_halves == (0,) * CONFIG.trees, report
+        assert report.phase1_cycles == report.phase2_cycles == 0, report
+        return
+    plans = [tree_plan(n, CONFIG.leaves, CONFIG.runs_per_tree)
+             for n in split_records(count, CONFIG.trees)]
+    assert report.passes == tuple(len(p.passes) for p in plans), report
+    assert report.output_halves == tuple(p.final_half ^ 1 for p in plans), report
 
 
 def shuffled_halves(rng):
@@ -124,7 +160,7 @@ def check_phase1_memory(device, records, halves=None):
     same runs, each in key order with the same (key, value) multiset."""
     model = KernelModel(CONFIG)
     model.run(records)
-    halves = halves or half_addresses(CONFIG)
+    halves = halves or default_halves(LAYOUT)
     for tree, plan in enumerate(model.plans):
         if not plan.records:
             continue
@@ -151,6 +187,23 @@ def check_channels(checkers):
                 end = address + (length + 1) * beat - 1
                 assert first <= address // size and end // size <= last, \
                     (master_port(tree), kind, hex(address), (first, last))
+
+
+def check_bursts_inside(checkers, halves=None, report_address=None):
+    """Every burst lies inside one half (``half_bytes`` from its start), and a write may also
+    be the report: the kernel never touches a byte past a buffer, even with the halves full."""
+    halves = halves or default_halves(LAYOUT)
+    if report_address is None:
+        report_address = default_report_address(LAYOUT)
+    buffers = [(h, LAYOUT.half_bytes) for pair in halves for h in pair]
+    beat = CONFIG.data_width // 8
+    for tree, checker in enumerate(checkers):
+        for kind, inside in (("ar", buffers),
+                             ("aw", buffers + [(report_address, LAYOUT.report_bytes)])):
+            for _, address, length in checker.bursts[kind]:
+                end = address + (length + 1) * beat
+                assert any(base <= address and end <= base + size for base, size in inside), \
+                    (master_port(tree), kind, hex(address), hex(end))
 
 
 def check_sorted(records, output):
@@ -203,31 +256,55 @@ async def kernel_sorts_every_workload_back_to_back(dut):
 
 @cocotb.test(skip=MODE != "suite")
 async def kernel_flags_bad_arguments_without_memory_traffic(dut):
+    """Each bad argument ends the job with its status bit, in the register and in the report,
+    and the report is the only write (none at all when the report's own address is bad)."""
     rng = random.Random(SEED + 1)
     device, checkers = await bring_up(dut, Pauses(rng, 0.0))
-    good = half_addresses(CONFIG)
+    good = default_halves(LAYOUT)
+    report = default_report_address(LAYOUT)
     last = len(good) - 1
     cases = [
-        ("capacity", CONFIG.capacity + 1, good),
-        ("alignment", 10, good[:-1] + [(good[last][0], good[last][1] + 64)]),
-        ("overlap", 10, [(good[0][0], good[1][0] + 4096)] + good[1:]),
+        ("capacity", CONFIG.capacity + 1, good, report),
+        ("alignment", 10, good[:-1] + [(good[last][0], good[last][1] + 64)], report),
+        ("overlap", 10, [(good[0][0], good[1][0] + 4096)] + good[1:], report),
+        ("overlap", 10, good, good[1][1] + LAYOUT.report["alignment"]),     # in a half
+        ("alignment", 10, good, report + LAYOUT.beat_bytes),   # the report's own: no report
     ]
-    for bit, count, bases in cases:
+    for bit, count, bases, where in cases:
         records = [(rng.randrange(1 << 32), i) for i in range(count)] if count < 10_000 \
             else []
         data = pack_records(records) if records else bytes(count * CONFIG.record_bytes)
+        device.write_memory(where, bytes(LAYOUT.report_bytes))
+        for checker in checkers:
+            checker.bursts["aw"].clear()
+        written = where % LAYOUT.report["alignment"] == 0
         try:
-            await run_sort(device, CONFIG, REGISTERS, data, halves=bases,
+            await run_sort(device, LAYOUT, REGISTERS, data, halves=bases, report_address=where,
                            poll_interval=lambda: ClockCycles(dut.ap_clk, 5))
         except KernelError as error:
-            assert error.status == 1 << STATUS_BITS[bit], (bit, hex(error.status))
+            assert written and error.status == 1 << STATUS_BITS[bit], (bit, hex(error.status))
+            await check_report(device, error.report, count, error.status)
+        except ReportError:     # nothing written: the status register alone says why
+            assert not written, bit
+            assert (await read_counters(device))[0] == 1 << STATUS_BITS[bit], bit
         else:
             raise AssertionError(f"{bit}: the kernel accepted bad arguments")
-        for checker in checkers:
-            assert checker.bursts["ar"] == [] and checker.bursts["aw"] == [], bit
+        for tree, checker in enumerate(checkers):
+            assert checker.bursts["ar"] == [], bit
+            reports = [(where, LAYOUT.report_bytes // LAYOUT.beat_bytes - 1)] \
+                if written and tree == 0 else []
+            assert [b[1:] for b in checker.bursts["aw"]] == reports, (bit, checker.bursts["aw"])
     # And a good job right after.
     records = [(rng.randrange(1 << 32), i) for i in range(50)]
     check_sorted(records, (await sort_records(dut, device, records)).output)
+
+
+@cocotb.test(skip=MODE != "suite")
+async def control_word_is_defined_from_reset(dut):
+    """Right after reset the control word reads ap_idle and nothing else (no X: cocotbext-axi
+    refuses an undefined RDATA)."""
+    device, _ = await bring_up(dut, Pauses(random.Random(SEED), 0.0))
+    assert await device.read_register(CONTROL) == 1 << AP_IDLE
 
 
 @cocotb.test(skip=MODE != "suite")
@@ -257,6 +334,7 @@ async def kernel_sorts_a_big_job(dut):
     check_sorted(records, result.output)
     check_phase1_memory(device, records)
     check_channels(checkers)
+    check_bursts_inside(checkers)
     dut._log.info("%d records: phase 1 %d cycles, phase 2 %d cycles", len(records),
                   result.phase1_cycles, result.phase2_cycles)
     stats = os.environ.get("TOPSORT_STATS")
@@ -298,12 +376,13 @@ async def sort_file(dut):
             with open(progress, "w") as out:
                 json.dump({"cycles": int(get_sim_time("ns")) // 10, "phase": "sorting"}, out)
 
-    job = run_sort(device, CONFIG, REGISTERS, data, poll_interval=poll)
+    job = run_sort(device, LAYOUT, REGISTERS, data, poll_interval=poll)
     result = await with_timeout(job, job_deadline_ns(len(data) // CONFIG.record_bytes), "ns")
     with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
         out.write(result.output)
     with open(os.environ["TOPSORT_STATS"], "w") as out:
         json.dump({"phase1_cycles": result.phase1_cycles,
                    "phase2_cycles": result.phase2_cycles, "status": result.status,
-                   "records": len(data) // CONFIG.record_bytes}, out)
+                   "records": result.report.records, "kernel_report": asdict(result.report)},
+                  out)
     await Timer(1, unit="ns")

@@ -2,15 +2,13 @@
 the tools would check is checked from the generated files and the kernel's own tables."""
 
 import re
-import shutil
-import subprocess
 from xml.etree import ElementTree
 
 import pytest
 
 from topsort_hdl.axi.control import RegisterMap
 from topsort_hdl.block import verilog_instances
-from topsort_hdl.host import half_addresses
+from topsort_hdl.contract import Layout, default_halves, default_report_address
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
@@ -106,7 +104,7 @@ def test_every_address_the_kernel_touches_is_in_its_masters_range(name, override
     trees read and the batches they write, all in the channels its sp= line lists."""
     config = config_from(name, overrides)
     ranges = port_channels(config)
-    halves = half_addresses(config)
+    halves = default_halves(config)
     channel = config.channel_bytes
     count = min(config.capacity, 100_000)
     model = KernelModel(config)
@@ -129,6 +127,7 @@ def test_every_address_the_kernel_touches_is_in_its_masters_range(name, override
     ports = config.reuse
     for k, (_, address, length) in enumerate(model.chunks):    # phase 2 writes
         check((k % ports) * config.group, address, length)
+    check(0, default_report_address(config), Layout.from_config(config).report_bytes)
 
 
 def test_link_config_lines():
@@ -140,43 +139,6 @@ def test_link_config_lines():
     assert "slr=topsort_1:SLR0" in text and "nk=topsort:1:topsort_1" in text
     assert "freqHz=214000000:topsort_1.ap_clk" in text
     assert "prop=run.impl_1.STEPS.OPT_DESIGN.TCL.PRE=floorplan.tcl" in text
-
-
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
-@pytest.mark.parametrize("name", ["u280", "tiny"])
-def test_cpp_host_layout_matches_the_model(tmp_path, name):
-    """topsort_layout.h (the C++ host's reassembly) against the Python model's batches."""
-    config = config_from(name)
-    from topsort_hdl.vitis import config_header
-
-    (tmp_path / "topsort_config.h").write_text(config_header(
-        config, RegisterMap(kernel_arguments(config), kernel_counters(config))))
-    from importlib import resources
-
-    layout = resources.files("topsort_hdl.vitis").joinpath("templates", "topsort_layout.h")
-    (tmp_path / "topsort_layout.h").write_text(layout.read_text())
-    halves = half_addresses(config)
-    table = ",".join(f"{{{a}ULL,{b}ULL}}" for a, b in halves)
-    counts = [1, 2, 7, 100, 1000, 4099, min(config.capacity, 60_000)]
-    (tmp_path / "check.cpp").write_text(
-        '#include <cstdio>\n#include "topsort_layout.h"\n'
-        f"static const uint64_t halves[][2] = {{{table}}};\n"
-        "int main() {\n"
-        f"  for (uint64_t n : {{{', '.join(f'{c}ULL' for c in counts)}}}) {{\n"
-        "    for (auto &c : topsort::output_chunks(n, halves))\n"
-        '      std::printf("%llu %llu %llu %llu\\n", (unsigned long long)n,\n'
-        "        (unsigned long long)c.offset, (unsigned long long)c.address,\n"
-        "        (unsigned long long)c.bytes);\n  }\n}\n")
-    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-o", str(tmp_path / "check"),
-                    str(tmp_path / "check.cpp")], check=True)
-    got = subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
-                         text=True).stdout.split("\n")
-    expected = []
-    for n in counts:
-        model = KernelModel(config)
-        model.run([(0, 0)] * n, halves)
-        expected += [f"{n} {o} {a} {b}" for o, a, b in model.chunks]
-    assert got[:-1] == expected
 
 
 # The floorplan model --------------------------------------------------------------------------
@@ -292,6 +254,6 @@ def test_u55c_project_targets_its_board(tmp_path):
     assert "PLATFORM ?= xilinx_u55c_gen3x16_xdma_3_202210_1" in files["Makefile"]
     assert "-part xcu55c-fsvh2892-2L-e" in files["package_kernel.tcl"]
     assert "sp=topsort_1.m00_axi:HBM[0:7]" in files["link.cfg"]
-    assert "CHANNEL_BYTES = 536870912ULL" in files["topsort_config.h"]     # 512 MB channels
+    assert "HALF_BYTES = 536866816ULL" in files["topsort_config.h"]   # 512 MB channels - 4 KB
     # The simulation board has no Vitis platform: no Vitis files.
     assert write_project(config_from("tiny"), tmp_path / "sim") == []

@@ -24,6 +24,22 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from ..block import Block
+from ..contract import (
+    AP_DONE,
+    AP_IDLE,
+    AP_READY,
+    AP_START,
+    ARGS_BASE,
+    AUTO_RESTART,
+    CONTROL,
+    GIE,
+    IER,
+    INTERRUPT,
+    IRQ_DONE,
+    IRQ_READY,
+    ISR,
+    SLOT_BYTES,
+)
 from ..records import check_range
 from .signature import RESP_OKAY, AxiLiteSignature
 
@@ -33,14 +49,6 @@ __all__ = [
     "IRQ_DONE", "IRQ_READY",
     "Register", "RegisterMap", "ControlRegisters",
 ]
-
-CONTROL, GIE, IER, ISR = 0x00, 0x04, 0x08, 0x0C
-ARGS_BASE = 0x10
-SLOT_BYTES = 8
-# Bits of the control word.
-AP_START, AP_DONE, AP_IDLE, AP_READY, AUTO_RESTART, INTERRUPT = 0, 1, 2, 3, 7, 9
-# Bits of IER and ISR.
-IRQ_DONE, IRQ_READY = 0, 1
 
 _RESERVED = ("control", "gie", "ier", "isr", "status")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")

@@ -1,20 +1,38 @@
 """The host side of a TopSort kernel: lay records out, program and start the kernel the way XRT
-does, poll, and reassemble the result.
+does, poll, read the completion report and reassemble the result.
 
-The same code drives the RTL in simulation (through :class:`Device` implemented on cocotbext-axi
-models) and, later, a real card through pyxrt. Every device access is ``async`` so that a
-simulated device can advance time while the host waits.
+Plain Python: the layout comes from the layout descriptor (:class:`~topsort_hdl.contract.Layout`,
+``layout.json`` next to the kernel), the register offsets from ``registers.json`` (or a
+register map), the per-job facts from the report the kernel writes at the end of every job; a
+host never re-runs the kernel's pass plan.
+
+The same code drives the RTL in simulation (through a :class:`Device` implemented on
+cocotbext-axi models). Every register access is ``async`` so that a simulated device can
+advance time while the host waits.
 """
 
 import struct
 from dataclasses import dataclass
 
-from ..axi.control import AP_DONE, AP_START, CONTROL
-from ..kernel.kernel import STATUS_BITS, half_argument, kernel_arguments
-from ..kernel.plan import output_bases, split_records, tree_plan
-from ..models.memory import batch_chunks
+from ..contract import (
+    AP_DONE,
+    AP_START,
+    CONTROL,
+    RECORDS_ARGUMENT,
+    REPORT_ARGUMENT,
+    Layout,
+    default_halves,
+    default_report_address,
+    half_argument,
+    kernel_arguments,
+    output_chunks,
+    split_records,
+    status_names,
+)
 
-__all__ = ["Device", "RunResult", "KernelError", "half_addresses", "run_sort"]
+__all__ = ["Device", "RunResult", "KernelError", "Layout", "Registers", "default_halves",
+           "default_report_address", "run_sort", "reassemble", "pack_records",
+           "unpack_records"]
 
 
 class Device:
@@ -34,56 +52,68 @@ class Device:
 
 
 class KernelError(RuntimeError):
-    """The kernel reported an error in its status register."""
+    """The kernel reported an error in its status word."""
 
-    def __init__(self, status):
+    def __init__(self, status, report=None):
         self.status = status
-        names = [name for name, bit in STATUS_BITS.items() if status >> bit & 1]
-        super().__init__(f"kernel status {status:#x}: {', '.join(names) or 'unknown'}")
+        self.report = report
+        super().__init__(f"kernel status {status:#x}: "
+                         f"{', '.join(status_names(status)) or 'unknown'}")
 
 
 @dataclass
 class RunResult:
     output: bytes
-    status: int
-    phase1_cycles: int
-    phase2_cycles: int
+    report: object      # the job's contract.Report
     polls: int
 
+    @property
+    def status(self):
+        return self.report.status
 
-def half_addresses(config):
-    """Where a host puts tree i's two buffer halves: channels 2i and 2i+1 (Table I of the
-    paper), as ``[(half 0, half 1), ...]``."""
-    return [(2 * i * config.channel_bytes, (2 * i + 1) * config.channel_bytes)
-            for i in range(config.trees)]
+    @property
+    def phase1_cycles(self):
+        return self.report.phase1_cycles
+
+    @property
+    def phase2_cycles(self):
+        return self.report.phase2_cycles
 
 
-async def run_sort(device, config, register_map, data, halves=None, poll_interval=None):
-    """Sort ``data`` (records of ``config.record_bytes`` bytes) on ``device``; return a
-    :class:`RunResult` whose ``output`` is the sorted records. Raises :class:`KernelError`
-    when the kernel flags an error (then nothing is read back).
+async def run_sort(device, layout, registers, data, halves=None, report_address=None,
+                   poll_interval=None):
+    """Sort ``data`` (records of the layout's record size) on ``device``; return a
+    :class:`RunResult` whose ``output`` is the sorted records and ``report`` the kernel's
+    completion report. Raises :class:`KernelError` when the report's status is not 0 (then
+    nothing else is read back).
 
-    ``halves`` (default :func:`half_addresses`) places the trees' buffer halves.
-    ``poll_interval`` is an awaitable factory called between polls of ap_done.
+    ``layout`` is a :class:`Layout`; ``registers`` has ``offset(name)`` (a register map, or
+    :class:`Registers` over ``registers.json``). ``halves`` (default :func:`default_halves`)
+    places the trees' buffer halves, ``report_address`` (default
+    :func:`default_report_address`) the report. ``poll_interval`` is an awaitable factory
+    called between polls of ap_done.
     """
-    size = config.record_bytes
+    size = layout.record_bytes
     if len(data) % size:
         raise ValueError(f"data must be a whole number of {size}-byte records, "
                          f"not {len(data)} bytes")
     count = len(data) // size
-    halves = halves or half_addresses(config)
+    halves = halves or default_halves(layout)
+    if report_address is None:
+        report_address = default_report_address(layout)
     offset = 0
-    for tree, share in enumerate(split_records(count, config.trees)):
+    for tree, share in enumerate(split_records(count, layout.trees)):
         device.write_memory(halves[tree][0], data[offset:offset + share * size])
         offset += share * size
     # Like XRT: every argument word, then ap_start; completion from ap_done alone.
-    values = {"records": count}
-    values.update({half_argument(i, h): halves[i][h] for i in range(config.trees)
+    values = {RECORDS_ARGUMENT: count, REPORT_ARGUMENT: report_address}
+    values.update({half_argument(i, h): halves[i][h] for i in range(layout.trees)
                    for h in (0, 1)})
-    for name, _ in kernel_arguments(config):
-        base = register_map.offset(name)
+    for name, bits in kernel_arguments(layout):
+        base = registers.offset(name)
         await device.write_register(base, values[name] & 0xFFFFFFFF)
-        await device.write_register(base + 4, values[name] >> 32)
+        if bits > 32:
+            await device.write_register(base + 4, values[name] >> 32)
     await device.write_register(CONTROL, 1 << AP_START)
     polls = 0
     while True:
@@ -93,28 +123,29 @@ async def run_sort(device, config, register_map, data, halves=None, poll_interva
             break
         if poll_interval is not None:
             await poll_interval()
-    status = await device.read_register(register_map.offset("status"))
-    counters = []
-    for name in ("phase1_cycles", "phase2_cycles"):
-        base = register_map.offset(name)
-        low = await device.read_register(base)
-        high = await device.read_register(base + 4)
-        counters.append(high << 32 | low)
-    if status:
-        raise KernelError(status)
-    return RunResult(reassemble(device, config, halves, count), status, *counters, polls)
+    report = layout.parse_report(device.read_memory(report_address, layout.report_bytes))
+    if report.status:
+        raise KernelError(report.status, report)
+    return RunResult(reassemble(device, layout, halves, count, report), report, polls)
 
 
-def reassemble(device, config, halves, count):
-    """Read the phase-2 output back in stream order from its batches."""
-    plans = [tree_plan(n, config.leaves, config.runs_per_tree)
-             for n in split_records(count, config.trees)]
-    bases = output_bases(plans, halves, config.reuse)
-    out = bytearray(count * config.record_bytes)
-    for offset, address, length in batch_chunks(len(out), bases, config.batch_bytes,
-                                                config.group):
+def reassemble(device, layout, halves, count, report):
+    """Read the phase-2 output back in stream order from its batches, each in the output half
+    the report names for its tree."""
+    out = bytearray(count * layout.record_bytes)
+    for offset, address, length in output_chunks(layout, count, halves, report):
         out[offset:offset + length] = device.read_memory(address, length)
     return bytes(out)
+
+
+class Registers:
+    """Register offsets from ``registers.json`` (its ``registers`` list)."""
+
+    def __init__(self, saved):
+        self.offsets = {entry["name"]: entry["offset"] for entry in saved["registers"]}
+
+    def offset(self, name):
+        return self.offsets[name]
 
 
 def pack_records(records):

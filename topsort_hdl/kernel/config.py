@@ -4,6 +4,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..axi import AxiParams
+from ..contract import report_bytes
 from ..platforms import PLATFORMS
 from ..records import RecordLayout, check_at_least, check_power_of_two, check_range
 
@@ -83,6 +84,10 @@ class KernelConfig:
             raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "
                              f"({2 * self.batch_bytes}), not {self.channel_bytes}")
         check_at_least("clock_hz", self.clock_hz, 1)
+        report = report_bytes(self.trees, params.beat_bytes)
+        if report > self.channel_bytes - self.half_bytes:
+            raise ValueError(f"batch_bytes must be at least the report's {report} bytes (the "
+                             f"room each channel keeps beside its half), not {self.batch_bytes}")
         if self.capacity >= 1 << 32:     # the kernel's record count argument is 32-bit
             raise ValueError(f"capacity must be below 2**32 records (a 32-bit count), not "
                              f"{self.capacity}: use smaller channel_bytes")
@@ -121,9 +126,21 @@ class KernelConfig:
         return [t * self.group for t in range(self.reuse)]
 
     @property
+    def half_bytes(self):
+        """The size of a buffer half: a channel less one batch, which stays free for other
+        buffers (the report among them: a host allocates whole buffers in a channel)."""
+        return self.channel_bytes - self.batch_bytes
+
+    @property
+    def half_alignment(self):
+        """Halves start on a batch boundary (phase 2 writes whole batches into them) and on a
+        4 KB page."""
+        return max(self.batch_bytes, 4096)
+
+    @property
     def tree_capacity(self):
-        """Records one tree can hold: its channel, less one output batch of slack."""
-        return (self.channel_bytes - self.batch_bytes) // self.record_bytes
+        """Records one tree can hold: a half's worth."""
+        return self.half_bytes // self.record_bytes
 
     @property
     def capacity(self):

@@ -1,12 +1,14 @@
-"""Write a configuration's kernel: its Verilog, the register map, and (for a board with Vitis
-platforms) everything Vitis needs next to it."""
+"""Write a configuration's kernel: its Verilog, the register map, the layout descriptor, and
+(for a board with Vitis platforms) everything Vitis needs next to it."""
 
 import json
 import time
 from pathlib import Path
 
+from ..contract import STATUS_BITS, layout_descriptor
+from ..vitis.connectivity import port_channels
 from ..vitis.identity import KERNEL_NAME
-from .kernel import STATUS_BITS, kernel_verilog
+from .kernel import kernel_verilog
 
 __all__ = ["generate", "TOP_NAME"]
 
@@ -14,10 +16,11 @@ TOP_NAME = KERNEL_NAME
 
 
 def generate(config, out_dir, vitis=True, port_stages=None):
-    """Write ``<out_dir>/topsort.v``, ``registers.json`` and, when ``vitis`` and the board has
-    Vitis platforms, the Vitis project files (:func:`topsort_hdl.vitis.write_project`), the
-    floorplan among them: it decides the register stages on each tree's port unless
-    ``port_stages`` does. Returns a dict of what was done."""
+    """Write ``<out_dir>/topsort.v``, ``registers.json``, ``layout.json`` (the layout
+    descriptor, :func:`topsort_hdl.contract.layout_descriptor`) and, when ``vitis`` and the
+    board has Vitis platforms, the Vitis project files
+    (:func:`topsort_hdl.vitis.write_project`), the floorplan among them: it decides the register
+    stages on each tree's port unless ``port_stages`` does. Returns a dict of what was done."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -38,6 +41,10 @@ def generate(config, out_dir, vitis=True, port_stages=None):
                       for e in registers.entries],
         "status_bits": STATUS_BITS,
     }, indent=2) + "\n")
+    (out_dir / "layout.json").write_text(json.dumps(layout_descriptor(
+        config, {e.name: e.offset for e in registers.entries}, port_channels(config),
+        KERNEL_NAME),
+        indent=2) + "\n")
     written = []
     if vitis:
         from ..vitis import write_project

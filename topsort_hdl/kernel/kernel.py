@@ -19,11 +19,25 @@ from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..block import hierarchical_verilog
+from ..contract import (
+    REPORT_ARGUMENT,
+    REPORT_FIELDS,
+    REPORT_TREE_BYTES,
+    REPORT_TREE_FIELDS,
+    REPORT_TREES_OFFSET,
+    REPORT_VERSION,
+    STATUS_BITS,
+    half_argument,
+    kernel_arguments,
+    report_alignment,
+    report_bytes,
+)
 from ..platforms import PLATFORMS
 from ..tree import MergeTree, ReuseSwitch
 from .controller import COUNT_BITS, TreeController
 from .feeder import LeafFeeder
 from .packer import RootPacker
+from .report import ReportWriter
 
 __all__ = ["TopSortKernel", "tree_read_engine", "kernel_arguments", "kernel_counters",
            "kernel_verilog", "argument_ports", "half_argument", "master_port", "STATUS_BITS",
@@ -36,14 +50,8 @@ CONTROL_ADDR_WIDTH = 12
 # reported as a read or write error: the assumption is checked, not silent.
 PORT_ALWAYS_READY = ("r", "b")
 LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
-# Status register bits (0x.. "status"): why a job ended without sorting, or what went wrong.
-STATUS_BITS = {
-    "capacity": 0,      # more records than the configuration holds
-    "alignment": 1,     # a half not aligned to a batch, or past the top of the address space
-    "overlap": 2,       # two buffer halves overlap
-    "read_error": 3,    # an error response (or a bad command) on a read port
-    "write_error": 4,   # an error response on a write port
-}
+REPORT_PORT = 0         # the master the report is written through (tree 0's, a reused tree)
+PASS_BITS = 8           # a tree's pass count (at most COUNT_BITS, with two leaves)
 READ_FROM_MASTER = ("arid", "araddr", "arlen", "arsize", "arburst", "arlock", "arcache",
                     "arprot", "arqos", "arvalid", "rready")
 READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
@@ -74,22 +82,6 @@ def leaf_beats(config):
     return 1 if per_beat >= 8 else 2
 
 
-RECORDS_BITS = 32       # the record count argument: pyxrt passes 32-bit scalars safely
-
-
-def kernel_arguments(config):
-    """The kernel's arguments, in register order: the record count (32 bits), then each tree's
-    two buffer halves (64-bit addresses of ``channel_bytes`` each, one HBM channel in the
-    paper's map; the tree's records start in half 0). Separate halves let a host allocate
-    each in its own bank."""
-    return [("records", RECORDS_BITS)] + [(half_argument(i, h), 64)
-                                for i in range(config.trees) for h in (0, 1)]
-
-
-def half_argument(tree, half):
-    return f"tree{tree:02d}_half{half}"
-
-
 CONTROL_PORT = "s_axi_control"
 
 
@@ -100,10 +92,12 @@ def master_port(tree):
 
 def argument_ports(config):
     """Per argument, the interface it is read through: the control port for the record count,
-    tree i's master for its halves (the port a host's buffer must be reachable from)."""
+    tree i's master for its halves, tree 0's for the report (the port a host's buffer must be
+    reachable from)."""
     ports = {"records": CONTROL_PORT}
     ports.update({half_argument(i, h): master_port(i) for i in range(config.trees)
                   for h in (0, 1)})
+    ports[REPORT_ARGUMENT] = master_port(REPORT_PORT)
     return ports
 
 
@@ -183,6 +177,7 @@ class TopSortKernel(wiring.Component):
         args = regs.args
         records = args.records
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
+        report_addr = args[REPORT_ARGUMENT]
 
         # Everything that moves data restarts on each ap_start, each block from its own
         # register: one reset net to every flip-flop of the datapath takes most of a cycle to
@@ -282,6 +277,10 @@ class TopSortKernel(wiring.Component):
             writer2.i.payload.eq(packer2.o.payload),
             packer2.o.ready.eq(writer2.i.ready),
         ]
+        # The report, through tree 0's port after phase 2 (its writer sees the port only then).
+        report_size = report_bytes(trees, p.beat_bytes)
+        reporter = block("report_writer", ReportWriter(p, report_size // p.beat_bytes))
+        reporting = Signal()
         for i in range(trees):
             if i in reused:
                 t = reused[i]
@@ -295,7 +294,11 @@ class TopSortKernel(wiring.Component):
                         control.group_run_log2[s].eq(member.run_log2),
                     ]
                 _connect_write(m, ports[i], writer2.axi[t], enable=phase2)
-                _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
+                if i == REPORT_PORT:
+                    _connect_write(m, ports[i], reporter.axi, enable=reporting)
+                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2 & ~reporting)
+                else:
+                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
             else:
                 _connect_write(m, ports[i], writers[i].axi[0])
 
@@ -305,40 +308,49 @@ class TopSortKernel(wiring.Component):
         counters = Signal(128)
         m.d.comb += regs.counters.eq(counters)
         cycles1, cycles2 = counters[:64], counters[64:]
-        # Every half: aligned to a batch (and a 4 KB page), inside the address space, and
-        # overlapping no other half (checked pair by pair, one pair per cycle).
-        regions = [h for pair in halves for h in pair]
-        size = c.channel_bytes
-        align_bits = exact_log2(max(c.batch_bytes, 4096))
-        misaligned = Cat((b[:align_bits] != 0) | ((b + C(size, 65))[64:] != 0)
-                         for b in regions).any()
+        # Every half: aligned to a batch (and a 4 KB page), inside the address space; the report
+        # aligned to its size; no two of them overlapping (checked pair by pair, one pair per
+        # cycle). A misaligned report is not written: the status register alone says why.
+        regions = [h for pair in halves for h in pair] + [report_addr]
+        sizes = [c.half_bytes] * (2 * trees) + [report_size]
+
+        def outside(base, size, alignment):
+            return (base[:exact_log2(alignment)] != 0) | ((base + C(size, 65))[64:] != 0)
+
+        bad_report = outside(report_addr, report_size, report_alignment(trees, p.beat_bytes))
+        misaligned = Cat(outside(b, c.half_bytes, c.half_alignment)
+                         for b in regions[:-1]).any() | bad_report
         over = records > c.capacity
         pair_a = Signal(range(len(regions) + 1))
         pair_b = Signal(range(len(regions) + 1))
         buf_a = Signal(64)
         buf_b = Signal(64)
-        for i, region in enumerate(regions):
+        size_a = Signal(range(max(sizes) + 1))
+        size_b = Signal(range(max(sizes) + 1))
+        for i, (region, size) in enumerate(zip(regions, sizes, strict=True)):
             with m.If(pair_a == i):
-                m.d.comb += buf_a.eq(region)
+                m.d.comb += [buf_a.eq(region), size_a.eq(size)]
             with m.If(pair_b == i):
-                m.d.comb += buf_b.eq(region)
+                m.d.comb += [buf_b.eq(region), size_b.eq(size)]
         # Each pair in three registered steps (select, add the size, compare), so that the
         # half selection, a 64-bit add and a 64-bit compare are never in one cycle.
         checking = Signal()                 # PAIRS is selecting pairs
-        picked = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64}))
+        picked = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64,
+                                           "a_size": len(size_a), "b_size": len(size_b)}))
         summed = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64, "a_end": 65,
                                            "b_end": 65}))
         m.d.sync += [
             picked.valid.eq(checking), picked.a.eq(buf_a), picked.b.eq(buf_b),
+            picked.a_size.eq(size_a), picked.b_size.eq(size_b),
             summed.valid.eq(picked.valid), summed.a.eq(picked.a), summed.b.eq(picked.b),
-            summed.a_end.eq(picked.a + size), summed.b_end.eq(picked.b + size),
+            summed.a_end.eq(picked.a + picked.a_size), summed.b_end.eq(picked.b + picked.b_size),
         ]
         overlapping = summed.valid & (summed.a < summed.b_end) & (summed.b < summed.a_end)
         with m.If(overlapping):
             m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
         errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
         write_errors = Cat(w.error for w in writers).any() | writer2.error | \
-            Cat(o.b for o in overruns).any()
+            reporter.error | Cat(o.b for o in overruns).any()
         # Phase 1 ends when every tree's output is written and every root packer has taken the
         # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
         for_all_done = Cat(ctl.done for ctl in controllers).all() & \
@@ -346,7 +358,6 @@ class TopSortKernel(wiring.Component):
         sent2 = Signal()     # the phase-2 write command is taken
         packed2 = Signal()
 
-        m.d.comb += [regs.ready.eq(0), regs.done.eq(0)]
         m.d.sync += [job_reset.eq(0), Cat(resets).eq(Cat(job_reset, *resets[:-1]))]
         # A job reset is on its way down the chain (a flag, not an OR of every tap).
         in_chain = Signal()
@@ -360,19 +371,49 @@ class TopSortKernel(wiring.Component):
             m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
         with m.If(write_errors & ~resetting):
             m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
-        with m.FSM():
+
+        # Each tree's passes, counted as its source half flips in phase 1 (the controller
+        # flips it as a pass ends; it is 0 when phase 1 starts).
+        passes = [Signal(PASS_BITS, name=f"passes{i}") for i in range(trees)]
+        last_half = Signal(trees)
+        in_phase1 = Signal()
+        for i, control in enumerate(controllers):
+            with m.If(in_phase1 & (control.half != last_half[i])):
+                m.d.sync += passes[i].eq(passes[i] + 1)
+        m.d.sync += last_half.eq(Cat(control.half for control in controllers))
+
+        # The report: every field at its byte offset, the trees' entries 0 after bad arguments.
+        fields = {"version": C(REPORT_VERSION, 32), "status": status, "records": records,
+                  "phase1_cycles": cycles1, "phase2_cycles": cycles2}
+        report = Signal(report_size * 8)
+        for name, offset, size in REPORT_FIELDS:
+            m.d.comb += report[8 * offset:8 * (offset + size)].eq(fields[name])
+        good = status == 0
+        for i, control in enumerate(controllers):
+            entry = {"passes": Mux(good, passes[i], 0), "output_half": good & ~control.half}
+            for name, offset, size in REPORT_TREE_FIELDS:
+                base = REPORT_TREES_OFFSET + i * REPORT_TREE_BYTES + offset
+                m.d.comb += report[8 * base:8 * (base + size)].eq(entry[name])
+        m.d.comb += [reporter.addr.eq(report_addr), reporter.data.eq(report)]
+        report_ok = Signal()    # the report address passed its check (sampled in CHECK)
+
+        # ap_idle from a register (1 from reset), ap_ready and ap_done from the state: defined
+        # in every simulator from the first cycle, not only once the job FSM has moved.
+        idle = Signal(init=1)
+        m.d.comb += regs.idle.eq(idle)
+        with m.FSM() as fsm:
             with m.State("IDLE"):
-                m.d.comb += regs.idle.eq(1)
                 with m.If(regs.start):
-                    m.d.comb += regs.ready.eq(1)
                     m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
-                                 pair_a.eq(0), pair_b.eq(1)]
+                                 pair_a.eq(0), pair_b.eq(1), idle.eq(0),
+                                 Cat(passes).eq(0)]
                     m.next = "CHECK"
             with m.State("CHECK"):
                 with m.If(over):
                     m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
                 with m.If(misaligned):
                     m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
+                m.d.sync += report_ok.eq(~bad_report)
                 m.next = "PAIRS"
             with m.State("PAIRS"):
                 m.d.comb += checking.eq(1)
@@ -388,15 +429,16 @@ class TopSortKernel(wiring.Component):
                     m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):
-                    m.next = "DONE"     # bad arguments: no memory traffic at all
+                    m.next = "REPORT"   # bad arguments: no memory traffic but the report
                 with m.Else():
                     for control in controllers:
                         m.d.comb += control.start.eq(1)
+                    m.d.sync += in_phase1.eq(1)
                     m.next = "PHASE1"
             with m.State("PHASE1"):
                 m.d.sync += cycles1.eq(cycles1 + 1)
                 with m.If(for_all_done):
-                    m.d.sync += [phase2.eq(1), sent2.eq(0), packed2.eq(0)]
+                    m.d.sync += [phase2.eq(1), sent2.eq(0), packed2.eq(0), in_phase1.eq(0)]
                     for t in range(reuse):
                         m.d.comb += controllers[t * group].start2.eq(1)
                     m.next = "PHASE2"
@@ -419,11 +461,25 @@ class TopSortKernel(wiring.Component):
                 with m.If(packer2.cmd.ready):
                     m.d.sync += packed2.eq(1)
                 with m.If(writer2.done):    # every byte written and acknowledged
+                    m.d.sync += phase2.eq(0)
+                    m.next = "REPORT"
+            with m.State("REPORT"):
+                # (the status word in the report is this cycle's: every other write is done)
+                with m.If(report_ok):
+                    m.d.comb += reporter.start.eq(1)
+                    m.d.sync += reporting.eq(1)
+                    m.next = "REPORTING"
+                with m.Else():
+                    m.next = "DONE"
+            with m.State("REPORTING"):
+                with m.If(reporter.done):
+                    m.d.sync += reporting.eq(0)
                     m.next = "DONE"
             with m.State("DONE"):
-                m.d.comb += regs.done.eq(1)
-                m.d.sync += phase2.eq(0)
+                m.d.sync += idle.eq(1)
                 m.next = "IDLE"
+        m.d.comb += [regs.ready.eq(fsm.ongoing("IDLE") & regs.start),
+                     regs.done.eq(fsm.ongoing("DONE"))]
         return m
 
 

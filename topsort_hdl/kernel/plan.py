@@ -24,17 +24,14 @@ of a port to slot ``m % S`` (the free half of tree ``t * S + slot``) at ``(m // 
 
 from dataclasses import dataclass
 
+from ..contract import split_records
+
 __all__ = ["Pass", "TreePlan", "split_records", "tree_plan", "leaf_regions", "phase2_leaves",
            "output_bases", "ceil_div"]
 
 
 def ceil_div(a, b):
     return -(-a // b)
-
-
-def split_records(count, trees):
-    """Records per tree: the first ``count % trees`` trees take one more."""
-    return [count // trees + (i < count % trees) for i in range(trees)]
 
 
 @dataclass(frozen=True)

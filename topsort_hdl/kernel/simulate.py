@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..contract import Report
 from .generate import TOP_NAME, generate
-from .plan import split_records, tree_plan
 
 __all__ = ["SimulationError", "simulate_sort", "simulate_sweep", "report_lines"]
 
@@ -44,11 +44,12 @@ def _kernel_source(config, build):
     return verilog
 
 
-def report_lines(config, records, phase1_cycles, phase2_cycles):
-    """Cycles per phase, records/cycle against the ideal, and what that means in GB/s."""
-    plans = [tree_plan(n, config.leaves, config.runs_per_tree)
-             for n in split_records(records, config.trees)]
-    passes = max((len(p.passes) for p in plans), default=0)
+def report_lines(config, report):
+    """Cycles per phase, records/cycle against the ideal, and what that means in GB/s, from
+    the kernel's completion report (a :class:`topsort_hdl.contract.Report`)."""
+    records, phase1_cycles, phase2_cycles = (report.records, report.phase1_cycles,
+                                             report.phase2_cycles)
+    passes = max(report.passes, default=0)
     clock = config.clock_hz
     nbytes = records * config.record_bytes
     lines = [f"sorted {records} records ({nbytes} bytes) on {config.name}: "
@@ -64,6 +65,9 @@ def report_lines(config, records, phase1_cycles, phase2_cycles):
     total = phase1_cycles + phase2_cycles
     if total:
         lines.append(f"overall: {total} cycles, {nbytes / (total / clock) / 1e9:.2f} GB/s")
+    lines.append(f"report: status {report.status}, passes per tree "
+                 f"{' '.join(map(str, report.passes))}, output halves "
+                 f"{' '.join(map(str, report.output_halves))}")
     return lines
 
 
@@ -126,8 +130,7 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
         raise SimulationError(f"see {log}")
     stats = json.loads(stats_path.read_text())
     stats["seconds"] = seconds
-    stats["report"] = report_lines(config, stats["records"], stats["phase1_cycles"],
-                                   stats["phase2_cycles"]) + [
+    stats["report"] = report_lines(config, Report(**stats["kernel_report"])) + [
         f"simulated in {stats['seconds']:.0f} s ({sim}); log {log}"]
     return stats
 

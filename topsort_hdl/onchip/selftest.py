@@ -14,6 +14,7 @@ from amaranth.utils import exact_log2
 
 from ..axi.control import AP_DONE, AP_START, CONTROL
 from ..axi.signature import AxiLiteSignature
+from ..contract import REPORT_ARGUMENT
 from ..kernel.kernel import CONTROL_ADDR_WIDTH, half_argument
 from ..kernel.plan import ceil_div, split_records, tree_plan
 from ..records import check_int
@@ -271,6 +272,8 @@ class SelfTest(wiring.Component):
                 offset = regs.offset(half_argument(t, h))
                 address = (2 * t + h) * c.channel_bytes
                 writes += [(offset, C(address & MASK32, 32)), (offset + 4, C(address >> 32, 32))]
+        # the completion report beside tree 0's half 0 (the self test reads the registers)
+        writes.append((regs.offset(REPORT_ARGUMENT), C(c.half_bytes, 32)))
         writes.append((CONTROL, C(1 << AP_START, 32)))
         reads = [regs.offset("status"), regs.offset("phase1_cycles"),
                  regs.offset("phase2_cycles")]

@@ -86,8 +86,8 @@ def sweep_table(config, rows, memory):
                  "if every pass ran at the channels' bandwidth")
     if any(r["records"] * config.record_bytes < r["size"] for r in rows):
         lines.append(f"* clamped to the capacity, {config.capacity} records "
-                     f"({config.capacity * config.record_bytes} bytes: each tree keeps one "
-                     f"output batch of its channel free)")
+                     f"({config.capacity * config.record_bytes} bytes: each channel keeps one "
+                     f"batch beside its half, for the report)")
     return lines
 
 

@@ -1,12 +1,14 @@
 """Which HBM channels each AXI master touches, and the v++ link configuration that says so.
 
 The channel map is the paper's Table I with the host's default placement
-(:func:`topsort_hdl.host.half_addresses`: tree i's halves in channels 2i and 2i+1): in phase 1
+(:func:`topsort_hdl.contract.default_halves`: tree i's halves in channels 2i and 2i+1, the
+report beside tree 0's half 0): in phase 1
 master i reads and writes channels 2i and 2i+1; in phase 2 the master of reused tree t*S reads
 the final halves of trees t*S .. t*S+S-1 and writes their free halves, channels
 2tS .. 2tS+2S-1 (HBM[8t:8t+7] on the U280).
 """
 
+from ..contract import default_halves
 from ..kernel.kernel import master_port
 from .identity import KERNEL_NAME, compute_unit
 
@@ -16,9 +18,7 @@ __all__ = ["port_channels", "link_config"]
 def port_channels(config):
     """Per master port name, the range ``(first, last)`` of HBM channels it addresses: its own
     tree's halves, and for a reused tree those of its whole phase-2 group."""
-    from ..host import half_addresses
-
-    halves = half_addresses(config)
+    halves = default_halves(config)
     reused = set(config.reused_trees)
     ranges = {}
     for tree in range(config.trees):
