@@ -10,6 +10,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from topsort_hdl import block
 from topsort_hdl.block import hierarchical_verilog, module_name, verilog_instances
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import kernel_verilog
@@ -80,6 +81,26 @@ def two_trees():
         tree = m.submodules[name] = MergeTree(RECORD, 2, 4, leaf_depth=leaf_depth)
         ports += [Value.cast(value) for _, _, value in tree.signature.flatten(tree)]
     return hierarchical_verilog(m, "top", ports=ports)
+
+
+@pytest.mark.parametrize("batching", ["one_at_a_time", "all_at_the_end"])
+def test_the_text_does_not_depend_on_which_modules_yosys_writes_together(monkeypatch,
+                                                                        batching):
+    # Yosys writes modules in the background while the next ones convert; the batches depend
+    # on timing, the text must not (caches and golden sizes key on it).
+    usual = two_trees().text
+
+    def add(writer, rtlil_text):
+        writer._pending.append(rtlil_text)
+        if batching == "one_at_a_time":
+            writer._submit()
+            writer._running[-1].result()
+
+    monkeypatch.setattr(block._BackgroundWriter, "add", add)
+    forced = two_trees().text
+    assert forced == usual
+    assert len(re.findall(r"^endmodule$", usual, re.MULTILINE)) == len(modules_of(usual)) > 3
+    assert "dump_module$1 " in usual
 
 
 def test_each_distinct_block_is_emitted_once_and_instantiated_where_used():

@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,14 +179,14 @@ def _module_ports(rtlil, name):
 
 
 class _Converter:
-    def __init__(self, prefix):
+    def __init__(self, prefix, writer):
         self.prefix = prefix
+        self.writer = writer        # takes each converted module's RTLIL
         self.current = []           # the blocks being converted, innermost last
         self.modules = {}           # identity -> (name, ports)
         self.blocks = {}            # name -> the block converted for it
         self.names = {}             # name -> identity
         self.instances = {}         # name -> count
-        self.rtlil = []
 
     def shares(self, block):
         return block.block_identity is not None and not (
@@ -199,7 +200,7 @@ class _Converter:
             self.current.pop()
         if not top:     # one module of the design is its top
             text = text.replace("attribute \\top 1\n", "")
-        self.rtlil.append(text)
+        self.writer.add(text)
         return text
 
     def instance(self, block):
@@ -243,19 +244,77 @@ def _write_verilog(rtlil_text):
         return _MEMORY_INIT.sub(_zero_init_loop, (Path(work) / "design.v").read_text())
 
 
+# A module as Yosys writes it (its attributes first), and the one name Yosys numbers across the
+# whole file (a register its `always @*` blocks test, one per module).
+_VERILOG_MODULE = re.compile(r"^(?:\(\*[^\n]*\*\)\n)*module (\\\S+ |\w+)\(.*?^endmodule\n",
+                             re.MULTILINE | re.DOTALL)
+_YOSYS_COUNTER = re.compile(r"(dump_module\$)(\d+)")
+
+
+def _numbered_per_module(module_text):
+    """``module_text`` with Yosys's file-wide counter renumbered from 1 in this module, so that
+    a module's text does not depend on which modules Yosys wrote with it."""
+    numbers = {}
+    return _YOSYS_COUNTER.sub(
+        lambda m: m.group(1) + str(numbers.setdefault(m.group(2), len(numbers) + 1)),
+        module_text)
+
+
+class _BackgroundWriter:
+    """Yosys writes the modules converted so far while Amaranth converts the next ones (it runs
+    in a process of its own: a third of the u280 kernel's generation time goes in parallel).
+    The text is the same whichever modules go to Yosys together: modules sorted by name, as one
+    Yosys run writes them, and the file-wide counter numbered per module."""
+
+    def __init__(self):
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="yosys")
+        self._pending = []
+        self._running = []
+
+    def add(self, rtlil_text):
+        self._pending.append(rtlil_text)
+        if not self._running or self._running[-1].done():
+            self._submit()
+
+    def _submit(self):
+        if self._pending:
+            self._running.append(self._pool.submit(_write_verilog, "".join(self._pending)))
+            self._pending = []
+
+    def text(self):
+        """The Verilog of every module added: waits for Yosys."""
+        self._submit()
+        try:
+            outputs = [future.result() for future in self._running]
+        finally:
+            self.close()
+        modules = {}
+        for output in outputs:
+            for match in _VERILOG_MODULE.finditer(output):
+                modules[_identifier(match.group(1))] = _numbered_per_module(match.group(0))
+        header = outputs[0][:outputs[0].index("\n") + 1]
+        return header + "\n" + "\n".join(modules[name] for name in sorted(modules))
+
+    def close(self):
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def hierarchical_verilog(elaboratable, name, ports=None):
     """Convert ``elaboratable`` (top module ``name``, ``ports`` as for ``verilog.convert``)
     with every :class:`Block` in it emitted once per identity; a
     :class:`HierarchicalDesign`."""
-    converter = _Converter(name)
+    writer = _BackgroundWriter()
+    converter = _Converter(name, writer)
     token = _CONVERTER.set(converter)
     try:
         converter.convert(elaboratable, name, ports, top=True)
+    except BaseException:
+        writer.close()
+        raise
     finally:
         _CONVERTER.reset(token)
     modules = {name: identity for identity, (name, _) in converter.modules.items()}
-    return HierarchicalDesign(_write_verilog("".join(converter.rtlil)), modules,
-                              converter.blocks, converter.instances)
+    return HierarchicalDesign(writer.text(), modules, converter.blocks, converter.instances)
 
 
 _MODULE = re.compile(r"^module (\\\S+ |\w+)\(", re.MULTILINE)
