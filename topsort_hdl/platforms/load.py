@@ -3,7 +3,8 @@ of the repository (installed as the package data of ``topsort_hdl.platform_data`
 
 A file names its ``kind``: ``hbm`` (the memory a kernel configuration runs on: channels, dies,
 resources, Vitis shells, clock; read into a :class:`Platform`) or ``demo-board`` (a board the
-on-chip demo builds for; read into a :class:`DemoBoard`). Every number of an ``hbm`` file
+on-chip demo builds for; read into a :class:`DemoBoard`); ``order`` places it in the lists
+(lower first, files without one last, by file name). Every number of an ``hbm`` file
 carries its source: ``field = { value = 32, source = "DS963" }``, or a ``source`` key in a
 table of resources, naming an entry of the file's ``[sources]`` table (the full citation).
 Anything else is refused with a :class:`ValueError` naming the file, the field, the value and
@@ -213,7 +214,11 @@ def board_files(directory=None):
     """The board files (``*.toml``) of ``directory`` (default: the installed ``platforms/``),
     by name."""
     if directory is None:
-        directory = resources.files("topsort_hdl.platform_data")
+        try:
+            directory = resources.files("topsort_hdl.platform_data")
+        except ModuleNotFoundError:
+            raise RuntimeError("the board files (platforms/) are not installed with topsort_hdl: "
+                               "reinstall it (`make setup`, or pip install -e .)") from None
     else:
         directory = Path(directory)
     return sorted((entry for entry in directory.iterdir()
