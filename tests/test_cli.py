@@ -166,6 +166,41 @@ def test_sort_rejects_bad_input_files(tmp_path, capsys, size, extra, message):
     assert err.count("\n") == 1 and message in err, err
 
 
+@pytest.mark.parametrize("records,chosen", [(1, "tiny"), (8064, "tiny"), (8065, "small"),
+                                            (32256, "small"), (32257, "small")])
+def test_sort_without_a_config_takes_the_smallest_that_holds_the_input(records, chosen):
+    import argparse
+
+    from topsort_hdl.cli import _sort_config
+
+    config, note = _sort_config(argparse.Namespace(config=None, set=[]), 8 * records)
+    assert config.name == chosen
+    assert note.startswith(f"no --config: sorting on {chosen} (capacity ")
+
+
+def test_sort_without_a_config_names_the_way_out_of_a_too_large_input(tmp_path, capsys):
+    source = tmp_path / "in.bin"
+    source.write_bytes(bytes(8 * 32257))
+    with pytest.raises(SystemExit) as stop:
+        main(["sort", "--input", str(source), "--output", str(tmp_path / "out.bin")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert ("holds 32257 records, more than small holds (32256); name a larger one with "
+            "--config") in err
+
+
+def test_sort_warns_before_simulating_a_full_size_kernel():
+    import argparse
+
+    from topsort_hdl.cli import _sort_config
+
+    config, note = _sort_config(argparse.Namespace(config="u280", set=[]), 8)
+    assert config.name == "u280"
+    assert "full-size kernel" in note and "tiny and small simulate in seconds" in note
+    assert _sort_config(argparse.Namespace(config="tiny", set=[]), 8)[1] is None
+
+
 def test_sort_a_file_through_the_rtl(tmp_path):
     import random
     import struct
@@ -175,9 +210,11 @@ def test_sort_a_file_through_the_rtl(tmp_path):
     source = tmp_path / "in.bin"
     source.write_bytes(b"".join(struct.pack("<II", v, k) for k, v in records))
     out, waves = tmp_path / "out.bin", tmp_path / "ports.vcd"
-    result = run_cli("sort", "--config", "tiny", "--input", str(source), "--output", str(out),
+    # No --config: a newcomer's first sort runs on the smallest configuration, in seconds.
+    result = run_cli("sort", "--input", str(source), "--output", str(out),
                      "--pause", "0.2", "--waves", str(waves))
     assert result.returncode == 0, result.stderr
+    assert "no --config: sorting on tiny" in result.stderr
     got = [(k, v) for v, k in struct.iter_unpack("<II", out.read_bytes())]
     assert [k for k, _ in got] == sorted(k for k, _ in records)
     assert sorted(got) == sorted(records)

@@ -13,6 +13,8 @@ from pathlib import Path
 __all__ = ["main"]
 
 PROG = "topsort-hdl"
+# `sort` without --config: the first of these that holds the input (they simulate in seconds).
+SORT_CONFIGS = ("tiny", "small")
 
 
 class UsageError(Exception):
@@ -44,7 +46,9 @@ def _parser():
                           help="output directory (default build/CONFIG)")
 
     sort = commands.add_parser("sort", help="sort a record file on the kernel's RTL in simulation")
-    _add_config_options(sort)
+    _add_config_options(sort, default=None,
+                        about=f"named configuration (default: the first of "
+                              f"{', '.join(SORT_CONFIGS)} that holds the input)")
     sort.add_argument("--input", required=True, type=Path, help="record file to sort")
     sort.add_argument("--output", required=True, type=Path, help="sorted record file to write")
     sort.add_argument("--sim", choices=["icarus", "verilator"], default="icarus",
@@ -138,8 +142,8 @@ def _parser():
     return parser
 
 
-def _add_config_options(parser):
-    parser.add_argument("--config", default="u280", help="named configuration (default u280)")
+def _add_config_options(parser, default="u280", about="named configuration (default u280)"):
+    parser.add_argument("--config", default=default, help=about)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a configuration parameter (repeatable)")
 
@@ -181,21 +185,43 @@ def _generate(args):
               file=sys.stderr)
 
 
+def _sort_config(args, size):
+    """The configuration ``sort`` runs, and a note for the user: ``--config``'s, else the
+    first of :data:`SORT_CONFIGS` whose capacity holds ``size`` bytes of records (the last one
+    if none does: the checks that follow say why)."""
+    if args.config is not None:
+        config = _config(args)
+        note = None if config.platform == "sim" else (
+            f"{config.name} is a full-size kernel: generating it takes about a minute and "
+            f"simulating it all is slow (--sim verilator is faster; "
+            f"{' and '.join(SORT_CONFIGS)} simulate in seconds)")
+        return config, note
+    for name in SORT_CONFIGS:
+        args.config = name
+        config = _config(args)
+        if size // config.record_bytes <= config.capacity:
+            break
+    return config, (f"no --config: sorting on {config.name} (capacity {config.capacity:,} "
+                    f"records); --config u280 is the paper's kernel")
+
+
 def _sort(args):
     from .kernel.simulate import SimulationError, simulate_sort
 
-    config = _config(args)
     try:
         data = args.input.read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read {args.input}: {error.strerror}") from None
+    chosen = args.config is None
+    config, note = _sort_config(args, len(data))
     if len(data) % config.record_bytes:
         raise UsageError(f"{args.input} holds {len(data)} bytes, not a whole number of "
                          f"{config.record_bytes}-byte records")
     count = len(data) // config.record_bytes
     if count > config.capacity:
+        larger = "; name a larger one with --config (see `topsort-hdl configs`)" if chosen else ""
         raise UsageError(f"{args.input} holds {count} records, more than {config.name} holds "
-                         f"({config.capacity})")
+                         f"({config.capacity}){larger}")
     if args.waves and args.sim != "icarus":
         raise UsageError("--waves needs --sim icarus")
     if not 0 <= args.pause < 1:
@@ -205,6 +231,8 @@ def _sort(args):
         args.output.write_bytes(b"")
     except OSError as error:
         raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    if note:
+        print(f"{PROG}: {note}", file=sys.stderr, flush=True)
     try:
         stats = simulate_sort(config, args.input, args.output, sim=args.sim, seed=args.seed,
                               pause=args.pause, waves=args.waves)
