@@ -3,7 +3,7 @@ benchmark sorts with the performance model checked against them, generator time 
 Fmax and area after a real place and route (nextpnr-ecp5), kept as golden figures with
 tolerances (``make qor``, ``make qor-update``)."""
 
-from .golden import check, load, save, update
+from ..golden import check, load, save, update
 from .resources import estimate_resources, resource_table
 
 __all__ = ["PARTS", "RESOURCE_CONFIGS", "MODEL_TOLERANCE", "run_qor", "model_errors",
