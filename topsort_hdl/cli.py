@@ -290,12 +290,12 @@ def _bench(args):
 
 def _bench_mms(args):
     from .bench.mms import measure_mms
-    from .records import check_power_of_two
+    from .records import MAX_MERGE_RATE, check_power_of_two
 
     rates = args.rate or [1, 2, 4, 8, 16]
     try:
         for rate in rates:
-            check_power_of_two("rate", rate, 32)
+            check_power_of_two("rate", rate, MAX_MERGE_RATE)
     except ValueError as error:
         raise UsageError(str(error)) from None
     results = []

@@ -4,11 +4,25 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..axi import AxiParams
+from ..axi.signature import MAX_DATA_WIDTH
 from ..contract import report_bytes
 from ..platforms import PLATFORMS
-from ..records import RecordLayout, check_at_least, check_power_of_two, check_range
+from ..records import (
+    MAX_MERGE_RATE,
+    RecordLayout,
+    check_at_least,
+    check_power_of_two,
+    check_range,
+)
 
-__all__ = ["KernelConfig", "PRESETS", "config_from"]
+__all__ = ["KernelConfig", "PRESETS", "config_from", "RECORD_BITS", "MAX_TREE_RATE",
+           "COUNT_BITS"]
+
+RECORD_BITS = 64        # key_bits + value_bits: 8-byte records
+# A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest data bus.
+# (Phase 2's root, reuse * rate records, is a merge unit: at most MAX_MERGE_RATE.)
+MAX_TREE_RATE = MAX_DATA_WIDTH // RECORD_BITS
+COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,7 @@ class KernelConfig:
             object.__setattr__(self, "clock_hz", board.clock_hz)
         check_power_of_two("trees", self.trees, high=64, low=2)
         check_power_of_two("leaves", self.leaves, high=256, low=2)
-        check_power_of_two("rate", self.rate, high=64)
+        check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
                              f"leaves take one record per cycle, not {self.rate}")
@@ -60,8 +74,11 @@ class KernelConfig:
         if self.reuse * self.leaves < self.trees:
             raise ValueError(f"reuse * leaves must be at least trees ({self.trees}) so that "
                              f"every tree has a phase-2 leaf, not {self.reuse * self.leaves}")
-        if self.key_bits + self.value_bits != 64:
-            raise ValueError(f"key_bits + value_bits must be 64 (8-byte records), not "
+        if self.reuse * self.rate > MAX_MERGE_RATE:
+            raise ValueError(f"reuse * rate must be at most {MAX_MERGE_RATE} (phase 2's root is "
+                             f"one merge unit), not {self.reuse * self.rate}")
+        if self.key_bits + self.value_bits != RECORD_BITS:
+            raise ValueError(f"key_bits + value_bits must be {RECORD_BITS} (8-byte records), not "
                              f"{self.key_bits + self.value_bits}")
         RecordLayout(self.key_bits, self.value_bits)
         if 2 * self.trees > board.channels:
@@ -100,6 +117,12 @@ class KernelConfig:
     @property
     def record_bytes(self):
         return (self.key_bits + self.value_bits) // 8
+
+    @property
+    def length_bits(self):
+        """Bits of a byte count or offset within one tree's records (``COUNT_BITS`` records),
+        as the read and write engines and the tree controllers take it."""
+        return COUNT_BITS + (self.record_bytes - 1).bit_length()
 
     @property
     def data_width(self):

@@ -7,6 +7,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ..block import Block
 from ..records import (
+    MAX_MERGE_RATE,
     BundleLayout,
     RecordLayout,
     check_at_least,
@@ -19,8 +20,6 @@ from .lanes import LaneFIFO, stream_out
 from .selector import RunSelector
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
-
-MAX_RATE = 32
 
 # Bound classes of a tagged record, compared before the key: an emptied register's records
 # rank as minus infinity whatever they hold, so no real key is ever reserved.
@@ -73,7 +72,8 @@ class MmsMergeUnit(Block):
     record : RecordLayout
         Record layout.
     rate : int
-        Records per bundle ``E``: a power of two, 1 to 32.
+        Records per bundle ``E``: a power of two up to
+        :data:`~topsort_hdl.records.MAX_MERGE_RATE`.
     network_stages : int or None
         Pipeline registers in each of BML and BMS; default one per network layer.
     input_depth : int
@@ -95,7 +95,7 @@ class MmsMergeUnit(Block):
     def __init__(self, record, rate, *, network_stages=None, input_depth=4, output_depth=None):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_power_of_two("rate", rate, MAX_RATE)
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
         check_at_least("input_depth", input_depth, 3)
         layers = exact_log2(2 * rate)
         if network_stages is None:
