@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..block import Block
 from ..merge import MmsMergeUnit, SelectMergeUnit
+from ..merge.selector import MIN_FIFO_DEPTH
 from ..records import (
     BundleLayout,
     RecordLayout,
@@ -21,7 +22,9 @@ from .leaf_buffer import LeafBuffer
 __all__ = ["MergeTree", "tree_rates"]
 
 MAX_LEAVES = 256
-DEFAULT_FIFO_DEPTH = 8  # per merge-unit input: 4 loses ~5% to selection bursts, 8 ~1-2%
+# Per merge-unit input in a tree, so in the kernel and in the QoR figures of its merge units
+# (tree_merge_unit): 4 loses ~5% to selection bursts, 8 ~1-2%.
+DEFAULT_FIFO_DEPTH = 8
 
 
 def tree_rates(rate, leaves):
@@ -88,7 +91,7 @@ class MergeTree(Block):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_tree_shape(rate, leaves)
         check_positive("leaf_depth", leaf_depth)
-        check_at_least("fifo_depth", fifo_depth, 3)
+        check_at_least("fifo_depth", fifo_depth, MIN_FIFO_DEPTH)
         self._fifo_depth = fifo_depth
         self._record = record
         self._padded = tree_record(record)
