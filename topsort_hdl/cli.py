@@ -279,7 +279,7 @@ def _bench(args):
                      goldens.bench_about(args.block))
         print(f"updated {args.golden} ({len(figures)} figures)")
         return 0
-    failures, notes = goldens.check(golden, figures, refresh="make bench-update")
+    failures, notes = goldens.check(golden, figures, refresh=goldens.BENCH_REFRESH)
     for line in notes + failures:
         print(line)
     if failures:
@@ -397,6 +397,7 @@ def _estimate_lines(e, size):
 
 def _qor(args):
     from . import qor
+    from .golden import QOR_ABOUT
     from .kernel.config import config_from
     from .kernel.simulate import SimulationError
     from .qor.synth import SynthesisError
@@ -437,8 +438,7 @@ def _qor(args):
         return 1 if failures else 0
     if args.update:     # read again: another part may have been updated meanwhile
         golden = qor.load(args.golden) if args.golden.exists() else {}
-        qor.save(args.golden, qor.update(golden, figures),
-                 "QoR golden figures: refresh with `make qor-update` in a commit that says why")
+        qor.save(args.golden, qor.update(golden, figures), QOR_ABOUT)
         print(f"updated {args.golden} ({len(figures)} figures)")
         for line in failures:
             print(line)

@@ -33,10 +33,14 @@ import math
 import sys
 from pathlib import Path
 
-__all__ = ["RULES", "BENCH_KEYS", "GoldenError", "rule", "band_width", "check", "update",
-           "load", "save", "bench_figures", "convert"]
+__all__ = ["RULES", "BENCH_KEYS", "BENCH_REFRESH", "QOR_REFRESH", "QOR_ABOUT", "GoldenError",
+           "rule", "band_width", "check", "update", "load", "save", "parse", "bench_name",
+           "bench_figures", "bench_about", "convert"]
 
 DIRECTIONS = ("lower", "higher", "exact")
+BENCH_REFRESH = "make bench-update"     # what rewrites each kind of golden file
+QOR_REFRESH = "make qor-update"
+QOR_ABOUT = f"QoR golden figures: refresh with `{QOR_REFRESH}` in a commit that says why"
 RECORDED = None      # a rule's band for values recorded next to the figures, never compared
 
 # The rows of each benchmark, named by these fields of a row (``topsort-hdl bench``).
@@ -110,7 +114,7 @@ def _band_text(band):
     return f"+/-{band}" if isinstance(band, str) else f"+/-{band:g}"
 
 
-def check(golden, measured, refresh="make qor-update"):
+def check(golden, measured, refresh=QOR_REFRESH):
     """Compare ``measured`` (name -> value) with ``golden`` (name -> entry); return
     ``(failures, notes)``: a line per figure outside its band (``refresh`` names the command
     that rewrites the file), a note per figure the file does not hold."""
@@ -270,7 +274,7 @@ def bench_figures(block, rows):
 
 
 def bench_about(block):
-    return (f"`make bench` golden figures ({block}): refresh with `make bench-update` in a "
+    return (f"`make bench` golden figures ({block}): refresh with `{BENCH_REFRESH}` in a "
             "commit that says why")
 
 
