@@ -4,10 +4,12 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..axi import AxiParams
+from ..axi.reader import MAX_OUTSTANDING
 from ..axi.signature import MAX_DATA_WIDTH
 from ..contract import report_bytes
 from ..platforms import PLATFORMS
 from ..records import (
+    MAX_LEAVES,
     MAX_MERGE_RATE,
     RecordLayout,
     check_at_least,
@@ -64,7 +66,7 @@ class KernelConfig:
         if not self.clock_hz:
             object.__setattr__(self, "clock_hz", board.clock_hz)
         check_power_of_two("trees", self.trees, high=64, low=2)
-        check_power_of_two("leaves", self.leaves, high=256, low=2)
+        check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
         check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
@@ -94,8 +96,8 @@ class KernelConfig:
         if self.batch_bytes < max(self.write_burst_bytes, self.reuse * params.beat_bytes):
             raise ValueError(f"batch_bytes must be at least write_burst_bytes "
                              f"({self.write_burst_bytes}), not {self.batch_bytes}")
-        check_range("read_outstanding", self.read_outstanding, 1, 256)
-        check_range("write_outstanding", self.write_outstanding, 1, 256)
+        check_range("read_outstanding", self.read_outstanding, 1, MAX_OUTSTANDING)
+        check_range("write_outstanding", self.write_outstanding, 1, MAX_OUTSTANDING)
         check_power_of_two("channel_bytes", self.channel_bytes)
         if self.channel_bytes < 2 * self.batch_bytes:
             raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "

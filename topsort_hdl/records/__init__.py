@@ -3,6 +3,7 @@
 from .layout import BundleLayout, RecordLayout
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
 from .params import (
+    MAX_LEAVES,
     MAX_MERGE_RATE,
     check_at_least,
     check_int,
@@ -15,6 +16,7 @@ __all__ = [
     "RecordLayout",
     "BundleLayout",
     "MAX_MERGE_RATE",
+    "MAX_LEAVES",
     "check_int",
     "check_positive",
     "check_at_least",
