@@ -193,3 +193,24 @@ def test_readme_states_the_one_policy():
     text = " ".join(README.read_text().split())
     assert "better than golden" in text.lower()
     assert "make bench-update" in text and "make qor-update" in text
+
+
+def test_convert_and_apply_from_the_command_line(tmp_path):
+    old = tmp_path / "qor.json"
+    old.write_text(json.dumps({"about": "a", "figures": {
+        "ecp5.u.luts": {"value": 100, "tolerance": 0.01, "better": "lower"},
+        "ecp5.u.ff": {"value": 50, "tolerance": 0.01, "better": "lower"},
+        "fmax_mhz.u": {"value": 90.0, "tolerance": 0.03, "better": "higher"}}}))
+    for _ in range(2):      # a second run changes nothing
+        out = subprocess.run([sys.executable, "-m", "topsort_hdl.golden", "convert", str(old)],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert load(old)["fmax_mhz.u"] == {"value": 90.0, "band": "3%", "better": "higher"}
+    measured = tmp_path / "figures.json"
+    measured.write_text(json.dumps({"ecp5.u.luts": 120, "fmax_mhz.u": 85.5}))
+    out = subprocess.run([sys.executable, "-m", "topsort_hdl.golden", "apply", str(old),
+                          str(measured)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert load(old) == {"ecp5.u.luts": {"value": 120, "band": "1%", "better": "lower"},
+                         "fmax_mhz.u": {"value": 85.5, "band": "3%", "better": "higher"}}
+    assert json.loads(old.read_text())["about"] == "a"
