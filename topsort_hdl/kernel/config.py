@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ..axi import AxiParams
 from ..axi.reader import MAX_OUTSTANDING
-from ..axi.signature import MAX_DATA_WIDTH
+from ..axi.signature import MAX_DATA_WIDTH, PAGE_BYTES
 from ..contract import report_bytes
 from ..platforms import PLATFORMS
 from ..records import (
@@ -159,8 +159,8 @@ class KernelConfig:
     @property
     def half_alignment(self):
         """Halves start on a batch boundary (phase 2 writes whole batches into them) and on a
-        4 KB page."""
-        return max(self.batch_bytes, 4096)
+        4 KB page (``PAGE_BYTES``: no AXI burst crosses one)."""
+        return max(self.batch_bytes, PAGE_BYTES)
 
     @property
     def tree_capacity(self):
