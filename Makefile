@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench qor qor-update figures model lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update figures model lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -19,6 +19,7 @@ help:
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
+	@echo "make bench-update rewrite benchmarks/golden/{mms,tree,axi}.json (commit it with the reason)"
 	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~110 cold)"
@@ -58,10 +59,16 @@ test-slow: setup
 test-all: setup
 	$(VPY) -m pytest -n $(JOBS)
 
+BENCH_GOLDEN := benchmarks/golden
 bench: setup
-	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden benchmarks/golden/mms.json
-	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden benchmarks/golden/tree.json
-	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden benchmarks/golden/axi.json
+	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden $(BENCH_GOLDEN)/mms.json
+	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden $(BENCH_GOLDEN)/tree.json
+	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden $(BENCH_GOLDEN)/axi.json
+
+bench-update: setup
+	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden $(BENCH_GOLDEN)/mms.json --update
+	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden $(BENCH_GOLDEN)/tree.json --update
+	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden $(BENCH_GOLDEN)/axi.json --update
 
 QOR_GOLDEN := benchmarks/golden/qor.json
 qor: setup

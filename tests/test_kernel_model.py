@@ -64,6 +64,9 @@ def test_split_records():
 @pytest.mark.parametrize("overrides,message", [
     (["trees=3"], "trees must be a power of two"),
     (["rate=16"], "rate must be at most leaves / 2 .8. .*, not 16"),
+    (["rate=32", "leaves=64"], "rate must be a power of two between 1 and 16, not 32"),
+    (["rate=16", "leaves=32"], "reuse . rate must be at most 32 .phase 2's root is one merge "
+                               "unit., not 64"),
     (["reuse=32"], "reuse must be a power of two between 2 and 16, not 32"),
     (["reuse=1"], "reuse must be a power of two between 2 and 16, not 1"),
     (["leaves=1"], "leaves must be a power of two between 2 and 256, not 1"),
@@ -87,6 +90,7 @@ def test_config_errors(overrides, message):
 def test_config_presets_and_overrides():
     assert config_from("tiny").data_width == 128
     assert config_from("u280").runs_per_tree == 4
+    assert config_from("u280").length_bits == 43     # 2^40 records of 8 bytes
     assert config_from("u280").capacity * 8 > (4 << 30) - (1 << 20)
     small = config_from("u280", ["platform=sim"])
     assert small.channel_bytes == 16 << 10

@@ -6,10 +6,11 @@ Icarus only under the ``slow`` marker.
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
-from sim.runner import run_bench, write_unit
+from sim.runner import VERILATOR_WAIVERS, run_bench, write_unit
 from topsort_hdl.block import verilog_instances
 from topsort_hdl.units import build_unit, emit_verilog
 
@@ -125,3 +126,9 @@ def test_axi_writer_verilog(width, ports, slots, burst, batch, sim):
         "TOPSORT_ENGINE": "writer", "TOPSORT_DATA_WIDTH": width, "TOPSORT_PORTS": ports,
         "TOPSORT_SLOTS": slots, "TOPSORT_BURST_BYTES": burst, "TOPSORT_BATCH_BYTES": batch,
         "TOPSORT_OUTSTANDING": 3})
+
+
+def test_readme_lists_the_verilator_waivers_the_code_uses():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    listed = set(re.findall(r"-Wno-[A-Z]+", readme))
+    assert listed - {"-Wno-UNOPTFLAT"} == set(VERILATOR_WAIVERS)

@@ -10,6 +10,7 @@ Layout (dependencies point from the edges to the core):
 - ``vitis``: Vitis packaging;
 - ``models``: golden models and workloads (never import hardware);
 - ``bench``: simulation harnesses for benchmarks;
+- ``golden``: the golden figures' file format and policy (``make bench``, ``make qor``);
 - ``units`` and ``cli``: standalone Verilog and the command line.
 """
 

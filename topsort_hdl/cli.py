@@ -32,6 +32,7 @@ def _add_record_options(parser):
 
 
 def _parser():
+    from .golden import BENCH_KEYS
     from .units import UNIT_KINDS
 
     parser = _Parser(prog=PROG, description="TopSort sorting accelerator in Amaranth HDL.")
@@ -91,7 +92,7 @@ def _parser():
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
 
     bench = commands.add_parser("bench", help="measure blocks in simulation")
-    bench.add_argument("block", choices=["mms", "tree", "axi"],
+    bench.add_argument("block", choices=list(BENCH_KEYS),
                        help="mms: merge unit per E; tree: merge trees and the phase-2 tree; "
                             "axi: read and write engine bandwidth")
     bench.add_argument("--rate", type=int, action="append",
@@ -99,7 +100,9 @@ def _parser():
                             "(default 1 2 4 8 16)")
     bench.add_argument("--json", type=Path, help="also write the results to this JSON file")
     bench.add_argument("--golden", type=Path,
-                       help="compare with these golden results; exit 1 on a regression")
+                       help="compare with these golden figures; exit 1 when one leaves its band")
+    bench.add_argument("--update", action="store_true",
+                       help="with --golden: rewrite the golden file with the new figures")
     model = commands.add_parser("model", help="predict passes, cycles and GB/s (performance "
                                 "model)")
     _add_config_options(model)
@@ -274,42 +277,53 @@ def _unit(args):
 
 
 def _bench(args):
-    try:
-        golden = json.loads(args.golden.read_text()) if args.golden else None
-    except (ValueError, OSError) as error:
-        raise UsageError(f"cannot read golden results {args.golden}: {error}") from None
+    from . import golden as goldens
+
+    if args.update and not args.golden:
+        raise UsageError("--update needs --golden")
+    golden = {}
+    if args.golden and (args.golden.exists() or not args.update):
+        try:
+            golden = goldens.load(args.golden)
+        except (ValueError, OSError) as error:
+            raise UsageError(f"cannot read golden results {args.golden}: {error}") from None
     if args.block == "mms":
-        results, keys = _bench_mms(args), ("rate",)
+        results = _bench_mms(args)
     else:
         if args.rate:
             raise UsageError("--rate applies to 'bench mms' only")
-        if args.block == "tree":
-            results, keys = _bench_tree(), ("shape", "workload")
-        else:
-            results, keys = _bench_axi(), ("engine", "case")
+        results = _bench_tree() if args.block == "tree" else _bench_axi()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({args.block: results}, indent=2) + "\n")
-    if golden is not None:
-        from .bench.golden import compare
-
-        problems = compare(golden.get(args.block, []), results, keys)
-        for line in problems:
-            print(line)
-        if any(line.startswith("REGRESSION") for line in problems):
-            return 1
-        print(f"matches the golden results in {args.golden}")
+    if not args.golden:
+        return 0
+    figures = goldens.bench_figures(args.block, results)
+    if args.update:
+        # Every row measured again: the block is replaced whole; some rates: those rows.
+        replace = ([goldens.bench_name(args.block, row) for row in results] if args.rate
+                   else [args.block])
+        goldens.save(args.golden, goldens.update(golden, figures, replace),
+                     goldens.bench_about(args.block))
+        print(f"updated {args.golden} ({len(figures)} figures)")
+        return 0
+    failures, notes = goldens.check(golden, figures, refresh=goldens.BENCH_REFRESH)
+    for line in notes + failures:
+        print(line)
+    if failures:
+        return 1
+    print(f"matches the golden results in {args.golden}")
     return 0
 
 
 def _bench_mms(args):
     from .bench.mms import measure_mms
-    from .records import check_power_of_two
+    from .records import MAX_MERGE_RATE, check_power_of_two
 
     rates = args.rate or [1, 2, 4, 8, 16]
     try:
         for rate in rates:
-            check_power_of_two("rate", rate, 32)
+            check_power_of_two("rate", rate, MAX_MERGE_RATE)
     except ValueError as error:
         raise UsageError(str(error)) from None
     results = []
@@ -411,6 +425,7 @@ def _estimate_lines(e, size):
 
 def _qor(args):
     from . import qor
+    from .golden import QOR_ABOUT
     from .kernel.config import config_from
     from .kernel.simulate import SimulationError
     from .qor.synth import SynthesisError
@@ -451,8 +466,7 @@ def _qor(args):
         return 1 if failures else 0
     if args.update:     # read again: another part may have been updated meanwhile
         golden = qor.load(args.golden) if args.golden.exists() else {}
-        qor.save(args.golden, qor.update(golden, figures),
-                 "QoR golden figures: refresh with `make qor-update` in a commit that says why")
+        qor.save(args.golden, qor.update(golden, figures), QOR_ABOUT)
         print(f"updated {args.golden} ({len(figures)} figures)")
         for line in failures:
             print(line)

@@ -7,6 +7,7 @@ from .block import hierarchical_verilog
 from .merge import BitonicMerger, CompareSwap, MmsMergeUnit
 from .records import RecordLayout
 from .tree import MergeTree, ReuseSwitch
+from .tree.merge_tree import DEFAULT_LEAF_DEPTH
 
 __all__ = ["UNIT_KINDS", "build_unit", "emit_verilog"]
 
@@ -27,11 +28,11 @@ def _mms(record, *, rate, stages=None, **_):
     return MmsMergeUnit(record, rate, network_stages=stages)
 
 
-def _tree(record, *, rate, leaves=16, leaf_depth=256, **_):
+def _tree(record, *, rate, leaves=16, leaf_depth=DEFAULT_LEAF_DEPTH, **_):
     return MergeTree(record, rate, leaves, leaf_depth=leaf_depth)
 
 
-def _reuse(record, *, rate, leaves=16, trees=4, leaf_depth=256, **_):
+def _reuse(record, *, rate, leaves=16, trees=4, leaf_depth=DEFAULT_LEAF_DEPTH, **_):
     return ReuseSwitch(record, trees, rate, leaves, leaf_depth=leaf_depth)
 
 

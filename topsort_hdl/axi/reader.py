@@ -11,7 +11,9 @@ from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
-__all__ = ["AxiReadEngine", "region_layout"]
+__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING"]
+
+MAX_OUTSTANDING = 256   # the most bursts a read or write engine keeps in flight
 
 
 def region_layout(params, length_bits, targets):
@@ -28,7 +30,7 @@ def check_engine_params(params, burst_bytes, max_outstanding, length_bits):
     if not isinstance(params, AxiParams):
         raise TypeError(f"params must be an AxiParams, not {params!r}")
     params.check_burst_bytes("burst_bytes", burst_bytes)
-    check_range("max_outstanding", max_outstanding, 1, 256)
+    check_range("max_outstanding", max_outstanding, 1, MAX_OUTSTANDING)
     check_range("length_bits", length_bits, exact_log2(params.beat_bytes) + 1, params.addr_width)
     return burst_bytes // params.beat_bytes
 

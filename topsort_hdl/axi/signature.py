@@ -12,7 +12,7 @@ from ..records import check_int, check_range
 
 __all__ = [
     "BURST_INCR", "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR",
-    "PAGE_BYTES", "MAX_BURST_BEATS", "AXI_CACHE_MODIFIABLE",
+    "PAGE_BYTES", "MAX_BURST_BEATS", "MAX_DATA_WIDTH", "AXI_CACHE_MODIFIABLE",
     "AxiParams", "Axi4Signature", "AxiLiteSignature",
 ]
 
@@ -20,6 +20,7 @@ BURST_INCR = 0b01
 RESP_OKAY, RESP_EXOKAY, RESP_SLVERR, RESP_DECERR = 0b00, 0b01, 0b10, 0b11
 PAGE_BYTES = 4096          # no INCR burst may cross a 4 KB boundary
 MAX_BURST_BEATS = 256      # AxLEN is 8 bits in AXI4
+MAX_DATA_WIDTH = 1024      # the widest data bus AXI4 defines
 AXI_CACHE_MODIFIABLE = 0b0011  # bufferable + modifiable: what Vitis' own kernels drive
 
 
@@ -45,7 +46,7 @@ class AxiParams:
     """
 
     def __init__(self, data_width=512, addr_width=64, id_width=1):
-        check_power_in_range("data_width", data_width, 32, 1024)
+        check_power_in_range("data_width", data_width, 32, MAX_DATA_WIDTH)
         check_range("addr_width", addr_width, 12, 64)
         check_range("id_width", id_width, 1, 16)
         self.data_width = data_width

@@ -4,11 +4,27 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..axi import AxiParams
+from ..axi.reader import MAX_OUTSTANDING
+from ..axi.signature import MAX_DATA_WIDTH, PAGE_BYTES
 from ..contract import report_bytes
 from ..platforms import PLATFORMS
-from ..records import RecordLayout, check_at_least, check_power_of_two, check_range
+from ..records import (
+    MAX_LEAVES,
+    MAX_MERGE_RATE,
+    RecordLayout,
+    check_at_least,
+    check_power_of_two,
+    check_range,
+)
 
-__all__ = ["KernelConfig", "PRESETS", "config_from"]
+__all__ = ["KernelConfig", "PRESETS", "config_from", "RECORD_BITS", "MAX_TREE_RATE",
+           "COUNT_BITS"]
+
+RECORD_BITS = 64        # key_bits + value_bits: 8-byte records
+# A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest data bus.
+# (Phase 2's root, reuse * rate records, is a merge unit: at most MAX_MERGE_RATE.)
+MAX_TREE_RATE = MAX_DATA_WIDTH // RECORD_BITS
+COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 
 
 @dataclass(frozen=True)
@@ -50,8 +66,8 @@ class KernelConfig:
         if not self.clock_hz:
             object.__setattr__(self, "clock_hz", board.clock_hz)
         check_power_of_two("trees", self.trees, high=64, low=2)
-        check_power_of_two("leaves", self.leaves, high=256, low=2)
-        check_power_of_two("rate", self.rate, high=64)
+        check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
+        check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
                              f"leaves take one record per cycle, not {self.rate}")
@@ -60,8 +76,11 @@ class KernelConfig:
         if self.reuse * self.leaves < self.trees:
             raise ValueError(f"reuse * leaves must be at least trees ({self.trees}) so that "
                              f"every tree has a phase-2 leaf, not {self.reuse * self.leaves}")
-        if self.key_bits + self.value_bits != 64:
-            raise ValueError(f"key_bits + value_bits must be 64 (8-byte records), not "
+        if self.reuse * self.rate > MAX_MERGE_RATE:
+            raise ValueError(f"reuse * rate must be at most {MAX_MERGE_RATE} (phase 2's root is "
+                             f"one merge unit), not {self.reuse * self.rate}")
+        if self.key_bits + self.value_bits != RECORD_BITS:
+            raise ValueError(f"key_bits + value_bits must be {RECORD_BITS} (8-byte records), not "
                              f"{self.key_bits + self.value_bits}")
         RecordLayout(self.key_bits, self.value_bits)
         if 2 * self.trees > board.channels:
@@ -77,8 +96,8 @@ class KernelConfig:
         if self.batch_bytes < max(self.write_burst_bytes, self.reuse * params.beat_bytes):
             raise ValueError(f"batch_bytes must be at least write_burst_bytes "
                              f"({self.write_burst_bytes}), not {self.batch_bytes}")
-        check_range("read_outstanding", self.read_outstanding, 1, 256)
-        check_range("write_outstanding", self.write_outstanding, 1, 256)
+        check_range("read_outstanding", self.read_outstanding, 1, MAX_OUTSTANDING)
+        check_range("write_outstanding", self.write_outstanding, 1, MAX_OUTSTANDING)
         check_power_of_two("channel_bytes", self.channel_bytes)
         if self.channel_bytes < 2 * self.batch_bytes:
             raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "
@@ -100,6 +119,12 @@ class KernelConfig:
     @property
     def record_bytes(self):
         return (self.key_bits + self.value_bits) // 8
+
+    @property
+    def length_bits(self):
+        """Bits of a byte count or offset within one tree's records (``COUNT_BITS`` records),
+        as the read and write engines and the tree controllers take it."""
+        return COUNT_BITS + (self.record_bytes - 1).bit_length()
 
     @property
     def data_width(self):
@@ -134,8 +159,8 @@ class KernelConfig:
     @property
     def half_alignment(self):
         """Halves start on a batch boundary (phase 2 writes whole batches into them) and on a
-        4 KB page."""
-        return max(self.batch_bytes, 4096)
+        4 KB page (``PAGE_BYTES``: no AXI burst crosses one)."""
+        return max(self.batch_bytes, PAGE_BYTES)
 
     @property
     def tree_capacity(self):

@@ -12,12 +12,11 @@ from amaranth.utils import exact_log2
 
 from ..axi.reader import region_layout
 from ..block import Block
+from .config import COUNT_BITS
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
 
-__all__ = ["TreeController", "COUNT_BITS"]
-
-COUNT_BITS = 40      # record counts: 2^40 records is far beyond any HBM board
+__all__ = ["TreeController"]
 
 
 def writer_command_layout(params, ports, slots, length_bits):
@@ -51,8 +50,7 @@ class TreeController(Block):
         self.config = config
         self.reused = reused
         p = config.axi
-        length_bits = COUNT_BITS + exact_log2(config.record_bytes)
-        self.length_bits = length_bits
+        length_bits = self.length_bits = config.length_bits
         members = {
             "start": In(1),
             "records": In(COUNT_BITS),

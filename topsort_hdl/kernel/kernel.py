@@ -34,7 +34,8 @@ from ..contract import (
 )
 from ..platforms import PLATFORMS
 from ..tree import MergeTree, ReuseSwitch
-from .controller import COUNT_BITS, TreeController
+from .config import COUNT_BITS
+from .controller import TreeController
 from .feeder import LeafFeeder
 from .packer import RootPacker
 from .report import ReportWriter
@@ -70,7 +71,7 @@ def tree_read_engine(config, reused=False):
                          burst_bytes=c.reuse_burst_bytes if reused else c.read_burst_bytes,
                          short_burst_bytes=c.read_burst_bytes,
                          max_outstanding=c.read_outstanding,
-                         length_bits=COUNT_BITS + exact_log2(c.record_bytes),
+                         length_bits=c.length_bits,
                          buffer_style=PLATFORMS[c.platform].buffer_ram or None,
                          leaf_beats=leaf_beats(c))
 
@@ -202,7 +203,6 @@ class TopSortKernel(wiring.Component):
             dp.submodules[name] = DomainRenamer(domain)(elaboratable)
             return elaboratable
 
-        length_bits = COUNT_BITS + exact_log2(c.record_bytes)
         reused = {t * group: t for t in range(reuse)}
         switch = block("reuse", ReuseSwitch(record, reuse, c.rate, leaves,
                                             leaf_depth=LEAF_DEPTH))
@@ -223,7 +223,7 @@ class TopSortKernel(wiring.Component):
             dp.d.comb += reader.short_bursts.eq(~phase2)
             writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
                                     batch_bytes=c.batch_bytes,
-                                    max_outstanding=c.write_outstanding, length_bits=length_bits)
+                                    max_outstanding=c.write_outstanding, length_bits=c.length_bits)
             packer = RootPacker(record, c.rate, COUNT_BITS)
             control = TreeController(c, reused=i in reused)
             block(f"reader{i}", reader)
@@ -270,7 +270,7 @@ class TopSortKernel(wiring.Component):
         packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
         writer2 = block("phase2_writer", AxiWriteEngine(
             p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
-            max_outstanding=c.write_outstanding, length_bits=length_bits))
+            max_outstanding=c.write_outstanding, length_bits=c.length_bits))
         wiring.connect(dp, switch.wide, packer2.i)
         dp.d.comb += [
             writer2.i.valid.eq(packer2.o.valid),

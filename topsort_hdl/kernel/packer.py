@@ -6,11 +6,18 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..block import Block
-from ..records import BundleLayout, RecordLayout, check_power_of_two, check_range, tree_record
+from ..records import (
+    MAX_MERGE_RATE,
+    BundleLayout,
+    RecordLayout,
+    check_power_of_two,
+    check_range,
+    tree_record,
+)
+from .config import COUNT_BITS
 
 __all__ = ["RootPacker", "packer_command_layout"]
 
-MAX_RATE = 64
 # The remaining count's bits above the low ones count down in chunks of this many bits.
 CHUNK_BITS = 16
 
@@ -69,9 +76,10 @@ class RootPacker(Block):
     record : RecordLayout
         Layout of the records in memory; ``i`` carries ``tree_record(record)``.
     rate : int
-        Records per bundle and per output word, a power of two from 1 to 64.
+        Records per bundle and per output word, a power of two up to
+        :data:`~topsort_hdl.records.MAX_MERGE_RATE` (a merge unit's widest output).
     count_bits : int
-        Width of the command's record count, 1 to 64. Default 40.
+        Width of the command's record count, 1 to 64. Default :data:`.config.COUNT_BITS`.
 
     Members
     -------
@@ -84,10 +92,10 @@ class RootPacker(Block):
 
     module_tag_format = "root_packer_e{rate}"
 
-    def __init__(self, record, rate, count_bits=40):
+    def __init__(self, record, rate, count_bits=COUNT_BITS):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_power_of_two("rate", rate, MAX_RATE)
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
         check_range("count_bits", count_bits, 1, 64)
         self._record = record
         self._rate = rate

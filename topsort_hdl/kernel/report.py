@@ -3,7 +3,13 @@
 from amaranth.hdl import Module, Signal
 from amaranth.lib.wiring import In, Out
 
-from ..axi.signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
+from ..axi.signature import (
+    AXI_CACHE_MODIFIABLE,
+    BURST_INCR,
+    MAX_BURST_BEATS,
+    RESP_OKAY,
+    Axi4Signature,
+)
 from ..block import Block
 from ..records import check_range
 
@@ -28,7 +34,7 @@ class ReportWriter(Block):
     module_tag_format = "report_writer_b{beats}"
 
     def __init__(self, params, beats):
-        check_range("beats", beats, 1, 256)
+        check_range("beats", beats, 1, MAX_BURST_BEATS)
         self.params = params
         self.beats = beats
         super().__init__({

@@ -6,13 +6,11 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..block import Block
-from ..records import RecordLayout, check_power_of_two, check_range
+from ..records import MAX_MERGE_RATE, RecordLayout, check_power_of_two, check_range
 from .cas import record_key, swap_condition
 
-__all__ = ["BitonicMergeNetwork", "BitonicMerger", "merge_layers", "network_comparators",
-           "MAX_RATE"]
+__all__ = ["BitonicMergeNetwork", "BitonicMerger", "merge_layers", "network_comparators"]
 
-MAX_RATE = 32
 KEEP = ("all", "lower", "upper")
 
 
@@ -63,7 +61,8 @@ class BitonicMergeNetwork(wiring.Component):
     layout : data.Layout
         Layout of one element.
     rate : int
-        Elements per input bundle: a power of two, 1 to 32.
+        Elements per input bundle: a power of two up to
+        :data:`~topsort_hdl.records.MAX_MERGE_RATE`.
     keep : ``"all"``, ``"lower"`` or ``"upper"``
         Which outputs to compute: all ``2 * rate``, or the first or last ``rate`` in order.
     stages : int or None
@@ -90,7 +89,7 @@ class BitonicMergeNetwork(wiring.Component):
                  order_key=record_key):
         if not isinstance(layout, data.Layout):
             raise TypeError(f"layout must be a data.Layout, not {layout!r}")
-        check_power_of_two("rate", rate, MAX_RATE)
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
         if keep not in KEEP:
             raise ValueError(f"keep must be one of {', '.join(KEEP)}, not {keep!r}")
         layers = exact_log2(2 * rate)
@@ -169,7 +168,8 @@ class BitonicMerger(Block):
     record : RecordLayout
         Record layout.
     rate : int
-        Records per input bundle: a power of two, 1 to 32.
+        Records per input bundle: a power of two up to
+        :data:`~topsort_hdl.records.MAX_MERGE_RATE`.
     stages : int or None
         Pipeline registers, as for :class:`BitonicMergeNetwork`.
     descending : bool

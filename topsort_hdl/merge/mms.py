@@ -7,6 +7,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ..block import Block
 from ..records import (
+    MAX_MERGE_RATE,
     BundleLayout,
     RecordLayout,
     check_at_least,
@@ -16,11 +17,9 @@ from ..records import (
 from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
 from .lanes import LaneFIFO, stream_out
-from .selector import RunSelector
+from .selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
 
 __all__ = ["MmsMergeUnit", "tagged_layout"]
-
-MAX_RATE = 32
 
 # Bound classes of a tagged record, compared before the key: an emptied register's records
 # rank as minus infinity whatever they hold, so no real key is ever reserved.
@@ -73,12 +72,13 @@ class MmsMergeUnit(Block):
     record : RecordLayout
         Record layout.
     rate : int
-        Records per bundle ``E``: a power of two, 1 to 32.
+        Records per bundle ``E``: a power of two up to
+        :data:`~topsort_hdl.records.MAX_MERGE_RATE`.
     network_stages : int or None
         Pipeline registers in each of BML and BMS; default one per network layer.
     input_depth : int
-        Depth of each input FIFO, at least 3 (a buffered FIFO needs 3 to move one bundle
-        per cycle).
+        Depth of each input FIFO, at least :data:`.selector.MIN_FIFO_DEPTH`; default
+        :data:`.selector.DEFAULT_INPUT_DEPTH`.
     output_depth : int or None
         Depth of the output FIFO; default pipeline latency + 4, enough for full rate.
 
@@ -92,18 +92,19 @@ class MmsMergeUnit(Block):
 
     module_tag_format = "mms_e{rate}_k{record.key_bits}_v{record.value_bits}"
 
-    def __init__(self, record, rate, *, network_stages=None, input_depth=4, output_depth=None):
+    def __init__(self, record, rate, *, network_stages=None, input_depth=DEFAULT_INPUT_DEPTH,
+                 output_depth=None):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_power_of_two("rate", rate, MAX_RATE)
-        check_at_least("input_depth", input_depth, 3)
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
+        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
         layers = exact_log2(2 * rate)
         if network_stages is None:
             network_stages = layers
         check_range("network_stages", network_stages, 0, layers)
         if output_depth is None:
             output_depth = 2 * network_stages + 4  # pipeline latency + FIFO round trip
-        check_at_least("output_depth", output_depth, 3)
+        check_at_least("output_depth", output_depth, MIN_FIFO_DEPTH)
         self._record = record
         self._rate = rate
         self._input_depth = input_depth

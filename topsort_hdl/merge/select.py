@@ -8,7 +8,7 @@ from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_at_least
 from .credit import CreditCounter
 from .lanes import stream_out
-from .selector import RunSelector
+from .selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
 
 __all__ = ["SelectMergeUnit"]
 
@@ -29,7 +29,8 @@ class SelectMergeUnit(Block):
     record : RecordLayout
         Record layout.
     input_depth : int
-        Depth of each input FIFO, at least 3.
+        Depth of each input FIFO, at least :data:`.selector.MIN_FIFO_DEPTH`; default
+        :data:`.selector.DEFAULT_INPUT_DEPTH`.
 
     Members
     -------
@@ -41,10 +42,10 @@ class SelectMergeUnit(Block):
 
     module_tag_format = "select_k{record.key_bits}_v{record.value_bits}"
 
-    def __init__(self, record, *, input_depth=4):
+    def __init__(self, record, *, input_depth=DEFAULT_INPUT_DEPTH):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_at_least("input_depth", input_depth, 3)
+        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
         self._bundle = BundleLayout(record, 1)
         self._input_depth = input_depth
         super().__init__({

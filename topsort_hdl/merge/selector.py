@@ -8,7 +8,12 @@ from ..records import BundleLayout, check_at_least
 from .cas import less_than
 from .lanes import LaneQueue
 
-__all__ = ["RunSelector"]
+__all__ = ["RunSelector", "MIN_FIFO_DEPTH", "DEFAULT_INPUT_DEPTH"]
+
+MIN_FIFO_DEPTH = 3       # a buffered FIFO needs 3 entries to move one bundle per cycle
+# A merge unit's input FIFOs when built alone (`topsort-hdl unit`, `bench mms`); the trees
+# build theirs deeper (topsort_hdl.tree.merge_tree.DEFAULT_FIFO_DEPTH).
+DEFAULT_INPUT_DEPTH = 4
 
 
 class RunSelector(wiring.Component):
@@ -73,7 +78,7 @@ class RunSelector(wiring.Component):
     def __init__(self, bundle, depth):
         if not isinstance(bundle, BundleLayout):
             raise TypeError(f"bundle must be a BundleLayout, not {bundle!r}")
-        check_at_least("input_depth", depth, 3)
+        check_at_least("input_depth", depth, MIN_FIFO_DEPTH)
         self._bundle = bundle
         self._depth = depth
         super().__init__({

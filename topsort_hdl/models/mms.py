@@ -13,7 +13,7 @@ bits, so the model predicts the exact position of every record, equal keys inclu
 
 from dataclasses import dataclass
 
-from ..records.params import check_power_of_two
+from ..records.params import MAX_MERGE_RATE, check_power_of_two
 
 __all__ = ["MmsModel"]
 
@@ -40,7 +40,7 @@ class MmsModel:
     """
 
     def __init__(self, rate):
-        self._rate = check_power_of_two("rate", rate, 64)
+        self._rate = check_power_of_two("rate", rate, MAX_MERGE_RATE)
         self.prefer_b = False  # side taken on the next tie of smallest keys
         self.ties = 0
 

@@ -1,9 +1,9 @@
 """Quality of results: resource estimates and logic levels (Yosys), RTL cycle counts of
 benchmark sorts with the performance model checked against them, generator time and memory, and
-Fmax and area after a real place and route (nextpnr-ecp5), kept as golden figures with
-tolerances (``make qor``, ``make qor-update``)."""
+Fmax and area after a real place and route (nextpnr-ecp5), kept as golden figures with a band
+each (``make qor``, ``make qor-update``; format and policy in :mod:`topsort_hdl.golden`)."""
 
-from .golden import check, load, save, update
+from ..golden import check, load, save, update
 from .resources import estimate_resources, resource_table
 
 __all__ = ["PARTS", "RESOURCE_CONFIGS", "MODEL_TOLERANCE", "run_qor", "model_errors",

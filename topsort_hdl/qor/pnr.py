@@ -183,6 +183,7 @@ class PnrBlock:
 def pnr_blocks(config):
     """The blocks measured after place and route, for ``config``'s records: a merge unit per
     rate up to 8 (16 and 32 do not fit the 85F) and the demo's two merge trees."""
+    from ..kernel.kernel import LEAF_DEPTH
     from ..tree import MergeTree
     from .blocks import merge_unit
 
@@ -193,7 +194,8 @@ def pnr_blocks(config):
                          (config.rate * config.reuse, config.leaves * config.reuse)):
         blocks.append(PnrBlock(f"tree_p{rate}_l{leaves}",
                             lambda rate=rate, leaves=leaves: MergeTree(config.record, rate,
-                                                                       leaves, leaf_depth=4),
+                                                                       leaves,
+                                                                       leaf_depth=LEAF_DEPTH),
                             f"merge tree, {leaves} leaves, {rate} records/cycle"))
     return blocks
 

@@ -2,11 +2,21 @@
 
 from .layout import BundleLayout, RecordLayout
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
-from .params import check_at_least, check_int, check_positive, check_power_of_two, check_range
+from .params import (
+    MAX_LEAVES,
+    MAX_MERGE_RATE,
+    check_at_least,
+    check_int,
+    check_positive,
+    check_power_of_two,
+    check_range,
+)
 
 __all__ = [
     "RecordLayout",
     "BundleLayout",
+    "MAX_MERGE_RATE",
+    "MAX_LEAVES",
     "check_int",
     "check_positive",
     "check_at_least",

@@ -1,6 +1,13 @@
 """Validation of parameters: every error names the parameter, the value and what is allowed."""
 
-__all__ = ["check_int", "check_positive", "check_at_least", "check_power_of_two", "check_range"]
+__all__ = ["MAX_MERGE_RATE", "MAX_LEAVES", "check_int", "check_positive", "check_at_least",
+           "check_power_of_two", "check_range"]
+
+# The widest merge unit, in records per cycle: phase 2's root in the paper's U280 shape (4
+# trees of 8 records per cycle). The MMS unit and its bitonic network, the root packer that
+# packs a root's output, the MMS model and `topsort-hdl bench mms` all take this limit.
+MAX_MERGE_RATE = 32
+MAX_LEAVES = 256        # the most leaves of a merge tree (the kernel's configurations included)
 
 
 def check_int(name, value):

@@ -6,7 +6,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..block import Block
 from ..merge import MmsMergeUnit, SelectMergeUnit
+from ..merge.selector import MIN_FIFO_DEPTH
 from ..records import (
+    MAX_LEAVES,
     BundleLayout,
     RecordLayout,
     check_at_least,
@@ -20,8 +22,10 @@ from .leaf_buffer import LeafBuffer
 
 __all__ = ["MergeTree", "tree_rates"]
 
-MAX_LEAVES = 256
-DEFAULT_FIFO_DEPTH = 8  # per merge-unit input: 4 loses ~5% to selection bursts, 8 ~1-2%
+DEFAULT_LEAF_DEPTH = 256   # bundles per leaf buffer: two 1 KB bursts of 8-byte records
+# Per merge-unit input in a tree, so in the kernel and in the QoR figures of its merge units
+# (tree_merge_unit): 4 loses ~5% to selection bursts, 8 ~1-2%.
+DEFAULT_FIFO_DEPTH = 8
 
 
 def tree_rates(rate, leaves):
@@ -63,7 +67,7 @@ class MergeTree(Block):
     rate : int
         Root rate p, a power of two no larger than ``leaves``.
     leaves : int
-        Number of leaves l, a power of two from 2 to 256.
+        Number of leaves l, a power of two from 2 to :data:`~topsort_hdl.records.MAX_LEAVES`.
     leaf_depth : int
         Bundles each leaf buffer holds (default 256: two 1 KB bursts of 8-byte records at
         one record per bundle). Buffers of 128 bundles or more are marked for block RAM,
@@ -83,12 +87,13 @@ class MergeTree(Block):
 
     module_tag_format = "tree_p{rate}_l{leaves}"
 
-    def __init__(self, record, rate, leaves, *, leaf_depth=256, fifo_depth=DEFAULT_FIFO_DEPTH):
+    def __init__(self, record, rate, leaves, *, leaf_depth=DEFAULT_LEAF_DEPTH,
+                 fifo_depth=DEFAULT_FIFO_DEPTH):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_tree_shape(rate, leaves)
         check_positive("leaf_depth", leaf_depth)
-        check_at_least("fifo_depth", fifo_depth, 3)
+        check_at_least("fifo_depth", fifo_depth, MIN_FIFO_DEPTH)
         self._fifo_depth = fifo_depth
         self._record = record
         self._padded = tree_record(record)

@@ -7,7 +7,13 @@ from amaranth.lib.wiring import In, Out
 from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_power_of_two
 from .coupler import Coupler
-from .merge_tree import DEFAULT_FIFO_DEPTH, MergeTree, build_unit_tree, check_tree_shape
+from .merge_tree import (
+    DEFAULT_FIFO_DEPTH,
+    DEFAULT_LEAF_DEPTH,
+    MergeTree,
+    build_unit_tree,
+    check_tree_shape,
+)
 
 __all__ = ["ReuseSwitch", "PHASE1", "PHASE2", "extra_rates"]
 
@@ -55,7 +61,7 @@ class ReuseSwitch(Block):
 
     module_tag_format = "reuse_t{trees}_p{rate}_l{leaves}"
 
-    def __init__(self, record, trees, rate, leaves, *, leaf_depth=256,
+    def __init__(self, record, trees, rate, leaves, *, leaf_depth=DEFAULT_LEAF_DEPTH,
                  fifo_depth=DEFAULT_FIFO_DEPTH):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
