@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench bench-update qor qor-update figures model lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -24,6 +24,7 @@ help:
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~110 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
+	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
 	@echo "make figures    store the u280 and u55c group figures with the presets, for the floorplan"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
@@ -76,6 +77,10 @@ qor: setup
 
 qor-update: setup
 	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
+
+# Plain Python (json only): no set-up needed. tests/test_docs.py fails until this has run.
+docs:
+	$(PYTHON) scripts/golden_tables.py
 
 figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures

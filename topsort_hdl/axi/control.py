@@ -1,7 +1,7 @@
 """The AXI4-Lite control slave of a Vitis RTL kernel (``ap_ctrl_hs``), and its register map.
 
 :class:`RegisterMap` is the single source of truth for offsets: the hardware decodes from it,
-and the kernel.xml generator, the host library and the README table read it.
+and the kernel.xml generator, the host library and docs/kernel-contract.md read it.
 
 Layout (byte offsets, 32-bit words), as Vitis HLS lays out an ``ap_ctrl_hs`` kernel:
 
@@ -183,7 +183,7 @@ class RegisterMap:
         return (self.size - 1).bit_length()
 
     def markdown(self):
-        """The register map as a Markdown table (for the README)."""
+        """The register map as a Markdown table (the layout of docs/kernel-contract.md's)."""
         lines = ["| Offset | Name | Bytes | Access | Description |",
                  "|---|---|---|---|---|"]
         for entry in self.entries:
