@@ -11,7 +11,7 @@ from topsort_hdl.kernel.config import PRESETS, config_from
 from topsort_hdl.kernel.kernel import TopSortKernel
 from topsort_hdl.onchip import BistJob, OnChipAxiRam, OnChipSorter, SelfTest, UartTx
 from topsort_hdl.onchip.boards import BOARDS, NAME, prepare_build, read_nextpnr_report
-from topsort_hdl.onchip.selftest import (
+from topsort_hdl.onchip.jobs import (
     ERROR_BITS,
     MASK32,
     SEED,

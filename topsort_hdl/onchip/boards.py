@@ -112,8 +112,10 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None):
     options = ["--report", f"{name}.report.json", "--router", "router2"]
     if target_mhz is not None:
         options.append("--timing-allow-fail")
+    # Without source locations the plan, its digest and the cached figures do not depend on
+    # where the checkout is or on line numbers.
     plan = board.create().prepare(top if top is not None else BoardTop(board), name=name,
-                                  nextpnr_opts=options)
+                                  nextpnr_opts=options, emit_src=False)
     if target_mhz is not None:
         lpf = f"{name}.lpf"
         plan.files[lpf] = _FREQUENCY.sub(rf"\1 {target_mhz * 1e6:.1f} HZ;", plan.files[lpf])

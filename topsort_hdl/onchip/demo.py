@@ -7,8 +7,9 @@ from amaranth.lib.wiring import Out
 from ..kernel.config import PRESETS
 from ..kernel.kernel import TopSortKernel
 from ..records import check_at_least
+from .jobs import BistJob
 from .memory import OnChipAxiRam
-from .selftest import BistJob, SelfTest
+from .selftest import SelfTest
 from .uart import UartTx
 
 __all__ = ["OnChipSorter", "demo_jobs", "DEMO_CONFIG", "LEDS"]
