@@ -8,8 +8,8 @@ import warnings
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from sim.runner import SIM_BUILD, run_bench
 from topsort_hdl.cli import main
+from topsort_hdl.sim.runner import SIM_BUILD, run_bench
 
 
 def run_cli(*args):
@@ -100,7 +100,7 @@ def test_unit_mms_from_the_command_line_merges_at_full_rate():
     for port in ("clk", "rst", "a__valid", "a__ready", "a__payload", "b__valid", "b__ready",
                  "b__payload", "o__valid", "o__ready", "o__payload"):
         assert port in text
-    run_bench([out], "merge4", "sim.cocotb_mms", case, env={"TOPSORT_RATE": 4})
+    run_bench([out], "merge4", "cocotb_mms", case, env={"TOPSORT_RATE": 4})
 
 
 def test_unit_tree_and_reuse_ports(tmp_path):

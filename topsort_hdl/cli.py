@@ -317,8 +317,8 @@ def _bench(args):
 
 
 def _bench_mms(args):
-    from .bench.mms import measure_mms
     from .records import MAX_MERGE_RATE, check_power_of_two
+    from .sim.amaranth.bench_mms import measure_mms
 
     rates = args.rate or [1, 2, 4, 8, 16]
     try:
@@ -340,7 +340,7 @@ def _bench_mms(args):
 
 
 def _bench_axi():
-    from .bench.axi import BENCH_CASES
+    from .sim.amaranth.bench_axi import BENCH_CASES
 
     results = []
     for measure, params in BENCH_CASES:
@@ -353,7 +353,7 @@ def _bench_axi():
 
 
 def _bench_tree():
-    from .bench.tree import BENCH_CASES
+    from .sim.amaranth.bench_tree import BENCH_CASES
 
     results = []
     for measure, params, workload in BENCH_CASES:

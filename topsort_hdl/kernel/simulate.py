@@ -1,8 +1,8 @@
 """``topsort-hdl sort``: a record file through the kernel's RTL, the way a host drives a card.
 
-The simulation runs the cocotb bench ``sim/cocotb_kernel.py`` (file mode) in a child process of
-the repository checkout, its log in ``build/sort/<config>/sim.log``; progress comes back through
-a small JSON file the bench rewrites while it polls ap_done.
+The simulation runs the cocotb bench :mod:`topsort_hdl.sim.cocotb.cocotb_kernel` (file mode)
+in a child process of the repository checkout, its log in ``build/sort/<config>/sim.log``;
+progress comes back through a small JSON file the bench rewrites while it polls ap_done.
 """
 
 import hashlib
@@ -72,13 +72,14 @@ def report_lines(config, report):
 
 
 def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
-    """Run ``sim/cocotb_kernel.py`` on ``sources`` in a child process (log in ``build``)."""
+    """Run the cocotb bench ``cocotb_kernel`` on ``sources`` in a child process (log in
+    ``build``)."""
     env = {**os.environ, **env,
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config))}
-    script = ("import sys; from sim.runner import run_bench; "
-              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
-              f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
+    script = ("import sys; from topsort_hdl.sim.runner import run_bench; "
+              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'cocotb_kernel', "
+              f"{str(build)!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
               "quick_compile=sys.argv[1] == 'verilator')")
     log = build / "sim.log"
     start = time.perf_counter()

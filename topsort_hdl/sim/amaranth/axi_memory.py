@@ -10,7 +10,7 @@ and interleaving of read data between IDs, and error responses for chosen addres
 import random
 from collections import deque
 
-from ..axi.signature import BURST_INCR, MAX_BURST_BEATS, PAGE_BYTES, RESP_OKAY, RESP_SLVERR
+from ...axi.signature import BURST_INCR, MAX_BURST_BEATS, PAGE_BYTES, RESP_OKAY, RESP_SLVERR
 
 __all__ = ["AXI_MASTER_SIGNALS", "AxiMemory", "AxiProtocolChecker", "AxiProtocolError",
            "SparseMemory"]
