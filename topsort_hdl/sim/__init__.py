@@ -11,6 +11,7 @@ code inside:
   ``bench_axi``);
 - ``cocotb/``: cocotb benches on the emitted Verilog, run in Icarus or Verilator
   (``cocotb_*``), and the helpers they share (``stream_driver``, ``axi_ram``);
-- next to them: ``runner`` (builds Verilog in Icarus or Verilator and runs a cocotb bench on
+- next to them: ``axi_protocol`` (the AXI4 rules every master must keep, fed by both
+  simulators), ``runner`` (builds Verilog in Icarus or Verilator and runs a cocotb bench on
   it) and ``profile`` (``python -m topsort_hdl.sim.profile``: cycles per pass of one tree).
 """
