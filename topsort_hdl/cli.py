@@ -59,6 +59,9 @@ def _parser():
                       help="chance a memory channel pauses in a cycle (default 0: ideal memory)")
     sort.add_argument("--waves", type=Path, default=None,
                       help="write a VCD of the kernel's ports (Icarus only)")
+    sort.add_argument("--build", type=Path, default=Path("build"), metavar="DIR",
+                      help="where the kernel's Verilog and the simulation go: "
+                           "DIR/sort/CONFIG-SIM (default build, in the current directory)")
 
     unit = commands.add_parser("unit", help="write one standalone block as Verilog",
                                description="Write one standalone block as Verilog. Kinds: "
@@ -238,7 +241,7 @@ def _sort(args):
         print(f"{PROG}: {note}", file=sys.stderr, flush=True)
     try:
         stats = simulate_sort(config, args.input, args.output, sim=args.sim, seed=args.seed,
-                              pause=args.pause, waves=args.waves)
+                              pause=args.pause, waves=args.waves, build_root=args.build)
     except SimulationError as error:
         print(f"{PROG}: simulation failed: {error}", file=sys.stderr)
         return 1
