@@ -91,7 +91,7 @@ model: setup
 		--json build/model/u280-sweep.json
 
 lint: setup
-	$(VPY) -m ruff check topsort_hdl sim tests
+	$(VPY) -m ruff check topsort_hdl tests
 
 verilog: setup
 	$(VENV)/bin/topsort-hdl generate --config u280 --out build/u280
@@ -116,7 +116,7 @@ RECORDS ?= 16384
 TREE    ?= 0
 PROFILE_SIM ?= verilator
 profile: setup
-	$(VPY) -m sim.profile --config $(CONFIG) $(foreach s,$(SET),--set $(s)) \
+	$(VPY) -m topsort_hdl.sim.profile --config $(CONFIG) $(foreach s,$(SET),--set $(s)) \
 		--records $(RECORDS) --tree $(TREE) --sim $(PROFILE_SIM)
 
 clean:

@@ -11,9 +11,9 @@ import pytest
 
 from tests.test_merge_sim import constructor_error
 from topsort_hdl.axi import AxiParams, AxiReadEngine, AxiWriteEngine
-from topsort_hdl.bench.axi_engines import run_reader, run_writer
-from topsort_hdl.bench.axi_memory import SparseMemory
 from topsort_hdl.models import batch_chunks, read_bursts
+from topsort_hdl.sim.amaranth.axi_engine_harness import run_reader, run_writer
+from topsort_hdl.sim.amaranth.axi_memory import SparseMemory
 
 CHANNEL = 1 << 28   # the U280's 256 MB pseudo channels
 

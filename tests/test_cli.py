@@ -8,8 +8,8 @@ import warnings
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from sim.runner import SIM_BUILD, run_bench
 from topsort_hdl.cli import main
+from topsort_hdl.sim.runner import SIM_BUILD, run_bench
 
 
 def run_cli(*args):
@@ -100,7 +100,7 @@ def test_unit_mms_from_the_command_line_merges_at_full_rate():
     for port in ("clk", "rst", "a__valid", "a__ready", "a__payload", "b__valid", "b__ready",
                  "b__payload", "o__valid", "o__ready", "o__payload"):
         assert port in text
-    run_bench([out], "merge4", "sim.cocotb_mms", case, env={"TOPSORT_RATE": 4})
+    run_bench([out], "merge4", "cocotb_mms", case, env={"TOPSORT_RATE": 4})
 
 
 def test_unit_tree_and_reuse_ports(tmp_path):
@@ -222,3 +222,32 @@ def test_sort_a_file_through_the_rtl(tmp_path):
     dump = waves.read_text()
     for port in ("ap_clk", "s_axi_control_awaddr", "m00_axi_arvalid", "m03_axi_wdata"):
         assert port in dump
+
+
+def test_sort_from_an_installed_package_outside_the_checkout(tmp_path, install_package):
+    """`pip install .` (with its dependencies) into a fresh venv, then `topsort-hdl sort` run
+    from a directory outside the checkout: the child simulation imports the installed bench,
+    and the build goes under that directory."""
+    import os
+    import random
+    import struct
+
+    bin_dir = install_package(deps=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    rng = random.Random(5)
+    records = sorted(zip(rng.sample(range(2**32), 90), range(90), strict=True),
+                     key=lambda r: rng.random())
+    (work / "in.bin").write_bytes(b"".join(struct.pack("<II", v, k) for k, v in records))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([bin_dir / "topsort-hdl", "sort", "--config", "tiny", "--input",
+                             "in.bin", "--output", "out.bin"], cwd=work, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr + result.stdout
+    got = [(k, v) for v, k in struct.iter_unpack("<II", (work / "out.bin").read_bytes())]
+    assert got == sorted(records)   # the keys are distinct: one order, record by record
+    assert (work / "build" / "sort" / "tiny-icarus" / "topsort.v").exists()
+    where = subprocess.run([bin_dir / "python", "-c", "import topsort_hdl.sim.runner as r; "
+                            "print(r.__file__)"], cwd=work, env=env, capture_output=True,
+                           text=True, check=True).stdout
+    assert "site-packages" in where

@@ -22,7 +22,7 @@ from topsort_hdl.axi.control import (
     INTERRUPT,
     ISR,
 )
-from topsort_hdl.bench.axilite import AxiLiteMasterSim
+from topsort_hdl.sim.amaranth.axilite_master import AxiLiteMasterSim
 
 # Narrow, 32-bit, odd and 64-bit arguments.
 ARGS = [("records", 64), ("src", 64), ("mode", 3), ("count", 32), ("odd", 40), ("flag", 1)]
@@ -646,7 +646,7 @@ def test_empty_args_and_counters():
 # --- the emitted Verilog, driven by cocotbext-axi ---
 
 def test_control_verilog_with_cocotbext_axi():
-    from sim.runner import SIM_BUILD, run_bench
+    from topsort_hdl.sim.runner import SIM_BUILD, run_bench
     from topsort_hdl.units import emit_verilog
 
     args = [("records", 64), ("src", 64), ("dst", 64), ("mode", 3)]
@@ -655,7 +655,7 @@ def test_control_verilog_with_cocotbext_axi():
     path = SIM_BUILD / case / "control.v"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(emit_verilog(ControlRegisters(args, counters), "control"))
-    ran = run_bench([path], "control", "sim.cocotb_control", case, env={
+    ran = run_bench([path], "control", "cocotb_control", case, env={
         "TOPSORT_CONTROL_ARGS": ",".join(f"{name}:{bits}" for name, bits in args),
         "TOPSORT_CONTROL_COUNTERS": ",".join(counters),
     })

@@ -1,15 +1,22 @@
-"""The whole kernel's Verilog, driven through the host library (sim/cocotb_kernel.py)."""
+"""The whole kernel's Verilog, driven through the host library (the cocotb bench
+``topsort_hdl/sim/cocotb/cocotb_kernel.py``)."""
 
 import pytest
 
-from sim.runner import SIM_BUILD, repeated_blocks, run_bench, verilator_lint, write_kernel
 from topsort_hdl.kernel.config import config_from
+from topsort_hdl.sim.runner import (
+    SIM_BUILD,
+    repeated_blocks,
+    run_bench,
+    verilator_lint,
+    write_kernel,
+)
 
 
 def test_tiny_kernel_in_icarus():
     case = "kernel_tiny_icarus"
     source = write_kernel(config_from("tiny"), case)
-    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+    run_bench([source], "topsort", "cocotb_kernel", case,
               env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2})
 
 
@@ -20,7 +27,7 @@ def test_u280_kernel_in_verilator():
     # CPU time of one flat model.
     case = "kernel_u280_verilator"
     source = write_kernel(config_from("u280"), case)
-    run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
+    run_bench([source], "topsort", "cocotb_kernel", case, sim="verilator",
               quick_compile=True, hierarchical_blocks=repeated_blocks(source, "topsort"),
               env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
                    "TOPSORT_RECORDS": 16 * 4096,
@@ -34,7 +41,7 @@ def test_tiny_kernel_in_verilator_block_by_block():
     blocks = repeated_blocks(source, "topsort")
     assert {"tree_p2_l4", "read_engine_l4_b512", "leaf_feeder"} <= {
         "_".join(name.split("_")[1:-1]) for name in blocks}
-    run_bench([source], "topsort", "sim.cocotb_kernel", case, sim="verilator",
+    run_bench([source], "topsort", "cocotb_kernel", case, sim="verilator",
               hierarchical_blocks=blocks, env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2})
     control = (SIM_BUILD / case / "model.vlt").read_text()
     assert control.count("hier_block") == len(blocks)
@@ -43,7 +50,7 @@ def test_tiny_kernel_in_verilator_block_by_block():
 def test_tiny_kernel_at_capacity():
     case = "kernel_tiny_capacity"
     source = write_kernel(config_from("tiny"), case)
-    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+    run_bench([source], "topsort", "cocotb_kernel", case,
               env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.05, "TOPSORT_MODE": "bulk",
                    "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
 
@@ -53,7 +60,7 @@ def test_tiny_kernel_with_port_register_stages():
     # latency only: exact results under random pauses on every channel.
     case = "kernel_tiny_stages"
     source = write_kernel(config_from("tiny"), case, port_stages=(2, 0, 4, 1))
-    run_bench([source], "topsort", "sim.cocotb_kernel", case,
+    run_bench([source], "topsort", "cocotb_kernel", case,
               env={"TOPSORT_CONFIG": "tiny", "TOPSORT_PAUSE": 0.2, "TOPSORT_MODE": "bulk",
                    "TOPSORT_RECORDS": 700})
 

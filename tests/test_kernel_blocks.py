@@ -8,7 +8,6 @@ from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 from topsort_hdl.axi import AxiParams, BeatLayout
-from topsort_hdl.bench.streams import Job, run_jobs
 from topsort_hdl.kernel import packer
 from topsort_hdl.kernel.config import PRESETS
 from topsort_hdl.kernel.controller import TreeController
@@ -16,6 +15,7 @@ from topsort_hdl.kernel.feeder import LeafFeeder, feeder_command_layout
 from topsort_hdl.kernel.packer import RootPacker, packer_command_layout
 from topsort_hdl.kernel.plan import leaf_regions, tree_plan
 from topsort_hdl.records import BundleLayout, RecordLayout, pad_key, pad_run, tree_record
+from topsort_hdl.sim.amaranth.stream_harness import Job, run_jobs
 
 from .test_merge_sim import constructor_error
 

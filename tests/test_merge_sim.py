@@ -9,7 +9,6 @@ import pytest
 from amaranth.hdl import Signal, UnusedElaboratable
 from amaranth.sim import Simulator
 
-from topsort_hdl.bench.streams import run_streams
 from topsort_hdl.merge import (
     BitonicMergeNetwork,
     BitonicMerger,
@@ -22,6 +21,7 @@ from topsort_hdl.merge.lanes import LaneFIFO, LaneQueue, lane_bounds
 from topsort_hdl.models import MmsModel, bitonic_merge, compare_swap
 from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair, make_runs
 from topsort_hdl.records import RecordLayout
+from topsort_hdl.sim.amaranth.stream_harness import run_streams
 
 RECORD = RecordLayout()
 

@@ -206,19 +206,9 @@ def test_a_board_name_is_one_file_s(tmp_path):
         load_boards(tmp_path)
 
 
-def test_an_installed_package_finds_every_board(tmp_path):
+def test_an_installed_package_finds_every_board(tmp_path, install_package):
     """`pip install .` into a fresh venv, then the boards read outside the checkout."""
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(ROOT / name, source)
-    for name in ("topsort_hdl", "platforms"):
-        shutil.copytree(ROOT / name, source / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    subprocess.run([sys.executable, "-m", "venv", tmp_path / "venv"], check=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", source], check=True,
-                   capture_output=True)
+    python = install_package() / "python"
     script = ("import pathlib, topsort_hdl.platforms as p; "
               "print(pathlib.Path(p.__file__).parent.parent); "
               "print(' '.join(sorted(p.PLATFORMS) + sorted(p.DEMO_BOARDS)))")

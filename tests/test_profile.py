@@ -1,11 +1,12 @@
-"""The kernel profiler (sim/profile.py): a tiny run in Icarus, rows checked against the plan."""
+"""The kernel profiler (``topsort_hdl/sim/profile.py``): a tiny run in Icarus, rows checked
+against the plan."""
 
 import json
 
-from sim.profile import main, profile_table
-from sim.runner import SIM_BUILD
 from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.plan import split_records, tree_plan
+from topsort_hdl.sim.profile import main, profile_table
+from topsort_hdl.sim.runner import SIM_BUILD
 
 
 def test_profile_rows_follow_the_plan(capsys):

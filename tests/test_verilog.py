@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.runner import VERILATOR_WAIVERS, run_bench, write_unit
 from topsort_hdl.block import verilog_instances
+from topsort_hdl.sim.runner import VERILATOR_WAIVERS, run_bench, write_unit
 from topsort_hdl.units import build_unit, emit_verilog
 
 MMS_CASES = [
@@ -25,14 +25,14 @@ MMS_CASES = [
 def test_mms_verilog(rate, sim):
     case = f"mms_e{rate}_{sim}"
     source = write_unit("mms", case, rate=rate)
-    run_bench([source], "mms", "sim.cocotb_mms", case, env={"TOPSORT_RATE": rate}, sim=sim)
+    run_bench([source], "mms", "cocotb_mms", case, env={"TOPSORT_RATE": rate}, sim=sim)
 
 
 def test_mms_verilog_narrow_records():
     # Narrow keys make equal keys the rule rather than the exception.
     case = "mms_e4_k8v8"
     source = write_unit("mms", case, rate=4, key_bits=8, value_bits=8)
-    run_bench([source], "mms", "sim.cocotb_mms", case,
+    run_bench([source], "mms", "cocotb_mms", case,
               env={"TOPSORT_RATE": 4, "TOPSORT_KEY_BITS": 8, "TOPSORT_VALUE_BITS": 8})
 
 
@@ -41,7 +41,7 @@ def test_mms_verilog_narrow_records():
 def test_bitonic_verilog(rate, descending):
     case = f"bitonic_e{rate}_{'desc' if descending else 'asc'}"
     source = write_unit("bitonic", case, rate=rate, descending=descending)
-    run_bench([source], "bitonic", "sim.cocotb_bitonic", case,
+    run_bench([source], "bitonic", "cocotb_bitonic", case,
               env={"TOPSORT_RATE": rate, "TOPSORT_DESCENDING": int(descending)})
 
 
@@ -49,7 +49,7 @@ def test_bitonic_verilog(rate, descending):
 def test_cas_verilog(descending):
     case = f"cas_{'desc' if descending else 'asc'}"
     source = write_unit("cas", case, descending=descending)
-    run_bench([source], "cas", "sim.cocotb_cas", case,
+    run_bench([source], "cas", "cocotb_cas", case,
               env={"TOPSORT_DESCENDING": int(descending)})
 
 
@@ -65,7 +65,7 @@ TREE_CASES = [
 def test_tree_verilog(rate, leaves, sim):
     case = f"tree_p{rate}_l{leaves}_{sim}"
     source = write_unit("tree", case, rate=rate, leaves=leaves, leaf_depth=16)
-    run_bench([source], "tree", "sim.cocotb_tree", case, sim=sim,
+    run_bench([source], "tree", "cocotb_tree", case, sim=sim,
               env={"TOPSORT_RATE": rate, "TOPSORT_LEAVES": leaves,
                    "TOPSORT_GROUPS": 6 if leaves < 16 else 12})
 
@@ -80,7 +80,7 @@ REUSE_CASES = [
 def test_reuse_verilog(trees, rate, leaves, sim):
     case = f"reuse_r{trees}_p{rate}_l{leaves}_{sim}"
     source = write_unit("reuse", case, trees=trees, rate=rate, leaves=leaves, leaf_depth=16)
-    run_bench([source], "reuse", "sim.cocotb_tree", case, sim=sim,
+    run_bench([source], "reuse", "cocotb_tree", case, sim=sim,
               env={"TOPSORT_RATE": rate, "TOPSORT_LEAVES": leaves, "TOPSORT_TREES": trees,
                    "TOPSORT_GROUPS": 4})
 
@@ -107,7 +107,7 @@ def test_axi_reader_verilog(width, leaves, burst, outstanding, sim):
     case = f"reader_w{width}_l{leaves}_{sim}"
     source = write_unit("reader", case, data_width=width, leaves=leaves, burst_bytes=burst,
                         outstanding=outstanding)
-    run_bench([source], "reader", "sim.cocotb_axi", case, sim=sim, env={
+    run_bench([source], "reader", "cocotb_axi", case, sim=sim, env={
         "TOPSORT_ENGINE": "reader", "TOPSORT_DATA_WIDTH": width, "TOPSORT_LEAVES": leaves,
         "TOPSORT_BURST_BYTES": burst, "TOPSORT_OUTSTANDING": outstanding})
 
@@ -122,7 +122,7 @@ def test_axi_writer_verilog(width, ports, slots, burst, batch, sim):
     case = f"writer_w{width}_p{ports}_s{slots}_{sim}"
     source = write_unit("writer", case, data_width=width, ports=ports, slots=slots,
                         burst_bytes=burst, batch_bytes=batch, outstanding=3)
-    run_bench([source], "writer", "sim.cocotb_axi", case, sim=sim, env={
+    run_bench([source], "writer", "cocotb_axi", case, sim=sim, env={
         "TOPSORT_ENGINE": "writer", "TOPSORT_DATA_WIDTH": width, "TOPSORT_PORTS": ports,
         "TOPSORT_SLOTS": slots, "TOPSORT_BURST_BYTES": burst, "TOPSORT_BATCH_BYTES": batch,
         "TOPSORT_OUTSTANDING": 3})

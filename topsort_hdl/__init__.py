@@ -9,7 +9,8 @@ Layout (dependencies point from the edges to the core):
 - ``kernel``: the two-phase kernel;
 - ``vitis``: Vitis packaging;
 - ``models``: golden models and workloads (never import hardware);
-- ``bench``: simulation harnesses for benchmarks;
+- ``sim``: every simulation: Amaranth-simulator harnesses and benchmarks, cocotb benches, their
+  runner and the profiler;
 - ``golden``: the golden figures' file format and policy (``make bench``, ``make qor``);
 - ``units`` and ``cli``: standalone Verilog and the command line.
 """

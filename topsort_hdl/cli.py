@@ -59,6 +59,9 @@ def _parser():
                       help="chance a memory channel pauses in a cycle (default 0: ideal memory)")
     sort.add_argument("--waves", type=Path, default=None,
                       help="write a VCD of the kernel's ports (Icarus only)")
+    sort.add_argument("--build", type=Path, default=Path("build"), metavar="DIR",
+                      help="where the kernel's Verilog and the simulation go: "
+                           "DIR/sort/CONFIG-SIM (default build, in the current directory)")
 
     unit = commands.add_parser("unit", help="write one standalone block as Verilog",
                                description="Write one standalone block as Verilog. Kinds: "
@@ -238,7 +241,7 @@ def _sort(args):
         print(f"{PROG}: {note}", file=sys.stderr, flush=True)
     try:
         stats = simulate_sort(config, args.input, args.output, sim=args.sim, seed=args.seed,
-                              pause=args.pause, waves=args.waves)
+                              pause=args.pause, waves=args.waves, build_root=args.build)
     except SimulationError as error:
         print(f"{PROG}: simulation failed: {error}", file=sys.stderr)
         return 1
@@ -317,8 +320,8 @@ def _bench(args):
 
 
 def _bench_mms(args):
-    from .bench.mms import measure_mms
     from .records import MAX_MERGE_RATE, check_power_of_two
+    from .sim.amaranth.bench_mms import measure_mms
 
     rates = args.rate or [1, 2, 4, 8, 16]
     try:
@@ -340,7 +343,7 @@ def _bench_mms(args):
 
 
 def _bench_axi():
-    from .bench.axi import BENCH_CASES
+    from .sim.amaranth.bench_axi import BENCH_CASES
 
     results = []
     for measure, params in BENCH_CASES:
@@ -353,7 +356,7 @@ def _bench_axi():
 
 
 def _bench_tree():
-    from .bench.tree import BENCH_CASES
+    from .sim.amaranth.bench_tree import BENCH_CASES
 
     results = []
     for measure, params, workload in BENCH_CASES:

@@ -1,8 +1,10 @@
 """``topsort-hdl sort``: a record file through the kernel's RTL, the way a host drives a card.
 
-The simulation runs the cocotb bench ``sim/cocotb_kernel.py`` (file mode) in a child process of
-the repository checkout, its log in ``build/sort/<config>/sim.log``; progress comes back through
-a small JSON file the bench rewrites while it polls ap_done.
+The simulation runs the cocotb bench :mod:`topsort_hdl.sim.cocotb.cocotb_kernel` (file mode)
+in a child process that imports the same ``topsort_hdl`` as this one (installed or a
+checkout's), in its build directory ``build/sort/<config>-<sim>/`` under the current directory
+(log ``sim.log``); progress comes back through a small JSON file the bench rewrites while it
+polls ap_done.
 """
 
 import hashlib
@@ -18,7 +20,8 @@ from .generate import TOP_NAME, generate
 
 __all__ = ["SimulationError", "simulate_sort", "simulate_sweep", "report_lines"]
 
-ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]     # the topsort_hdl being run
+BUILD = Path("build")   # relative to the current directory, as `make` and pytest use it
 
 
 class SimulationError(RuntimeError):
@@ -27,7 +30,7 @@ class SimulationError(RuntimeError):
 
 def _source_stamp(config):
     digest = hashlib.sha256(repr(config).encode())
-    for path in sorted((ROOT / "topsort_hdl").rglob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -72,18 +75,20 @@ def report_lines(config, report):
 
 
 def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
-    """Run ``sim/cocotb_kernel.py`` on ``sources`` in a child process (log in ``build``)."""
+    """Run the cocotb bench ``cocotb_kernel`` on ``sources`` in a child process (log in
+    ``build``)."""
     env = {**os.environ, **env,
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent),
+                                                       os.environ.get("PYTHONPATH")])),
            "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config))}
-    script = ("import sys; from sim.runner import run_bench; "
-              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'sim.cocotb_kernel', "
-              f"{'../sort/' + build.name!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
+    script = ("import sys; from topsort_hdl.sim.runner import run_bench; "
+              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'cocotb_kernel', "
+              f"{str(build)!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
               "quick_compile=sys.argv[1] == 'verilator')")
     log = build / "sim.log"
     start = time.perf_counter()
     with open(log, "w") as out:
-        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=ROOT,
+        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=build,
                                  env=env, stdout=out, stderr=subprocess.STDOUT)
         shown = 0.0
         while child.poll() is None:
@@ -98,9 +103,10 @@ def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
 
 
 def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
-                  waves=None, progress=True):
-    """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics."""
-    build = ROOT / "build" / "sort" / f"{config.name}-{sim}"
+                  waves=None, progress=True, build_root=BUILD):
+    """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics. The
+    kernel's Verilog and the simulation go to ``build_root/sort/<config>-<sim>/``."""
+    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}"
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
     sources = [source]
@@ -135,10 +141,10 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     return stats
 
 
-def simulate_sweep(config, counts, *, sim="icarus", seed=1):
+def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD):
     """One job per record count of ``counts`` on the RTL (random keys, ideal memory, every
     result checked exactly); return ``[{"records", "phase1_cycles", "phase2_cycles"}, ...]``."""
-    build = ROOT / "build" / "sort" / f"{config.name}-{sim}-sweep"
+    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}-sweep"
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
     stats_path = build / "sweep.json"

@@ -14,7 +14,6 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from sim.streams import reset
 from topsort_hdl.axi.control import (
     AP_DONE,
     AP_IDLE,
@@ -28,6 +27,8 @@ from topsort_hdl.axi.control import (
     ISR,
     RegisterMap,
 )
+
+from .stream_driver import reset
 
 ARGS = [(name, int(bits)) for name, bits in
         (item.split(":") for item in os.environ.get("TOPSORT_CONTROL_ARGS",

@@ -13,7 +13,7 @@ from topsort_hdl.models import MmsModel
 from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair, make_runs
 from topsort_hdl.records import BundleLayout, RecordLayout
 
-from .streams import reset, run_streams
+from .stream_driver import reset, run_streams
 
 RATE = int(os.environ.get("TOPSORT_RATE", "4"))
 RECORD = RecordLayout(int(os.environ.get("TOPSORT_KEY_BITS", "32")),

@@ -7,7 +7,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiBus, AxiRam
 
-from topsort_hdl.bench.axi_memory import SAMPLED, AxiProtocolChecker
+from ..axi_protocol import SAMPLED, AxiProtocolChecker
 
 __all__ = ["Pauses", "attach_ram", "quiet", "start_monitor"]
 

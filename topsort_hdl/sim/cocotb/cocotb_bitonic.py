@@ -12,7 +12,7 @@ import cocotb
 from topsort_hdl.models import bitonic_merge
 from topsort_hdl.records import RecordLayout
 
-from .streams import reset, run_streams
+from .stream_driver import reset, run_streams
 
 RATE = int(os.environ.get("TOPSORT_RATE", "4"))
 DESCENDING = bool(int(os.environ.get("TOPSORT_DESCENDING", "0")))

@@ -13,7 +13,7 @@ from topsort_hdl.models.tree import MergeTreeModel, ReuseTreeModel
 from topsort_hdl.models.workloads import GROUP_PATTERNS, make_group
 from topsort_hdl.records import BundleLayout, RecordLayout
 
-from .streams import reset, run_streams
+from .stream_driver import reset, run_streams
 
 RATE = int(os.environ.get("TOPSORT_RATE", "2"))
 LEAVES = int(os.environ.get("TOPSORT_LEAVES", "4"))

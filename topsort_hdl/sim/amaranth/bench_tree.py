@@ -4,11 +4,11 @@ import random
 import time
 from dataclasses import asdict, dataclass
 
-from ..models.tree import MergeTreeModel, ReuseTreeModel
-from ..models.workloads import make_group
-from ..records import BundleLayout, RecordLayout, is_pad
-from ..tree import PHASE2, MergeTree, ReuseSwitch
-from .streams import Job, run_jobs
+from ...models.tree import MergeTreeModel, ReuseTreeModel
+from ...models.workloads import make_group
+from ...records import BundleLayout, RecordLayout, is_pad
+from ...tree import PHASE2, MergeTree, ReuseSwitch
+from .stream_harness import Job, run_jobs
 
 __all__ = ["TreeMeasurement", "measure_tree", "WORKLOADS"]
 

@@ -24,7 +24,7 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from .axi import Pauses
+from .axi_ram import Pauses
 from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
 
 TREE = int(os.environ.get("TOPSORT_PROFILE_TREE", "0"))

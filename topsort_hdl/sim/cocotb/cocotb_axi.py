@@ -21,8 +21,8 @@ from topsort_hdl.axi import AxiParams, BeatLayout
 from topsort_hdl.axi.reader import region_layout
 from topsort_hdl.models import batch_chunks, read_bursts
 
-from .axi import Pauses, attach_ram, start_monitor
-from .streams import reset, run_streams
+from .axi_ram import Pauses, attach_ram, start_monitor
+from .stream_driver import reset, run_streams
 
 ENGINE = os.environ.get("TOPSORT_ENGINE", "reader")
 DATA_WIDTH = int(os.environ.get("TOPSORT_DATA_WIDTH", "64"))

@@ -4,11 +4,11 @@ import random
 import time
 from dataclasses import asdict, dataclass
 
-from ..merge import MmsMergeUnit
-from ..models import MmsModel
-from ..models.workloads import make_keys
-from ..records import RecordLayout
-from .streams import run_streams
+from ...merge import MmsMergeUnit
+from ...models import MmsModel
+from ...models.workloads import make_keys
+from ...records import RecordLayout
+from .stream_harness import run_streams
 
 __all__ = ["MmsMeasurement", "measure_mms"]
 

@@ -1,12 +1,12 @@
 """Profile a kernel configuration: cycles per pass of one tree, and where they go.
 
-    python -m sim.profile --config small --set trees=2 --records 32768 [--tree 0]
+    python -m topsort_hdl.sim.profile --config small --set trees=2 --records 32768 [--tree 0]
         [--sim verilator] [--pause 0]
 
 Sorts random records on the RTL (ideal memory unless ``--pause``) with the probe of
-``sim/cocotb_profile.py`` and prints one row per phase-1 pass of the tree and one for phase 2,
-next to the ideal: ``rate`` records per cycle (fewer in a pass with fewer active leaves),
-``reuse * rate`` in phase 2.
+:mod:`topsort_hdl.sim.cocotb.cocotb_profile` and prints one row per phase-1 pass of the tree
+and one for phase 2, next to the ideal: ``rate`` records per cycle (fewer in a pass with fewer
+active leaves), ``reuse * rate`` in phase 2.
 """
 
 import argparse
@@ -23,8 +23,8 @@ COLUMNS = ["pass", "cycles", "ideal", "r", "root", "w", "first_root", "root_span
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m sim.profile", description=__doc__.split(
-        "\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m topsort_hdl.sim.profile",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="small")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--records", type=int, required=True)
@@ -38,7 +38,7 @@ def main(argv=None):
     case = f"profile_{config.name}_{args.sim}"
     stats_path = SIM_BUILD / case / "profile.json"
     source = write_kernel(config, case)
-    run_bench([source], "topsort", "sim.cocotb_profile", case, sim=args.sim,
+    run_bench([source], "topsort", "cocotb_profile", case, sim=args.sim,
               quick_compile=True,
               env={"TOPSORT_CONFIG": args.config, "TOPSORT_SET": json.dumps(args.set),
                    "TOPSORT_RECORDS": args.records, "TOPSORT_STATS": stats_path,

@@ -12,11 +12,12 @@ from cocotb_tools.runner import get_runner
 from topsort_hdl.block import verilog_instances
 from topsort_hdl.units import build_unit, emit_verilog
 
-__all__ = ["ROOT", "SIM_BUILD", "VERILATOR_WAIVERS", "repeated_blocks", "run_bench",
+__all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "repeated_blocks", "run_bench",
            "verilator_lint", "write_kernel", "write_unit"]
 
-ROOT = Path(__file__).resolve().parent.parent
-SIM_BUILD = ROOT / "build" / "sim"
+# Under the current directory (the checkout's build/sim for make and pytest), so that an
+# installed package writes where it is run, never into its own folder.
+SIM_BUILD = Path("build", "sim").resolve()
 
 # Amaranth's Verilog compares and adds operands of different widths, slices wide shifts, and
 # indexes arrays with case statements that have no default: exactly what these lint warnings
@@ -99,9 +100,12 @@ def _verilator_control(build_dir, toplevel, hierarchical_blocks):
 
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
               build_args=(), quick_compile=False, hierarchical_blocks=None):
-    """Build ``sources`` and run the cocotb tests of ``test_module``; fail on any failure.
+    """Build ``sources`` and run the cocotb tests of ``test_module`` (a bench of
+    :mod:`topsort_hdl.sim.cocotb` by its name, e.g. ``"cocotb_mms"``, or any module by its full
+    name); fail on any failure.
 
-    Each ``case`` gets its own build directory under ``build/sim``. ``env`` passes the
+    Each ``case`` gets its own build directory under ``build/sim`` (an absolute ``case`` is
+    that directory itself). ``env`` passes the
     bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
     Verilator model without optimisation (for the biggest designs). ``hierarchical_blocks``
     (Verilator only; benches that touch no signal but the top's ports): modules to build
@@ -109,6 +113,8 @@ def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=Fa
     :func:`repeated_blocks`).
     """
     sim = sim or os.environ.get("SIM", "icarus")
+    if "." not in test_module:
+        test_module = f"{__package__}.cocotb.{test_module}"
     if sim == "verilator":
         _prepare_verilator()
     build_dir = SIM_BUILD / case

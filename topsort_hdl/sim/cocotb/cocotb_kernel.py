@@ -41,7 +41,7 @@ from topsort_hdl.kernel.plan import split_records, tree_plan
 from topsort_hdl.vitis.connectivity import port_channels
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 
-from .axi import Pauses, attach_ram, quiet, start_monitor
+from .axi_ram import Pauses, attach_ram, quiet, start_monitor
 
 CONFIG = config_from(os.environ.get("TOPSORT_CONFIG", "tiny"),
                      json.loads(os.environ.get("TOPSORT_SET", "[]")))

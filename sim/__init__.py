@@ -1,1 +1,0 @@
-"""cocotb test benches for the emitted Verilog, and the helpers they share."""

@@ -1,0 +1,32 @@
+"""Helpers shared by the test modules."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def install_package(tmp_path):
+    """``install_package(deps=False)``: ``pip install .`` (not editable) of a copy of this
+    checkout into a fresh venv under ``tmp_path``; returns the venv's ``bin`` directory. With
+    ``deps``, the dependencies too, at the versions of ``requirements/pinned.txt``."""
+    def install(deps=False):
+        source = tmp_path / "source"
+        source.mkdir()
+        for name in ("pyproject.toml", "setup.py", "README.md"):
+            shutil.copy(ROOT / name, source)
+        for name in ("topsort_hdl", "platforms"):
+            shutil.copytree(ROOT / name, source / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        subprocess.run([sys.executable, "-m", "venv", tmp_path / "venv"], check=True)
+        bin_dir = tmp_path / "venv" / "bin"
+        options = (["-c", ROOT / "requirements" / "pinned.txt"] if deps else ["--no-deps"])
+        subprocess.run([bin_dir / "python", "-m", "pip", "install", "-q", *options, source],
+                       check=True, capture_output=True)
+        return bin_dir
+    return install

@@ -1,1 +1,0 @@
-"""Simulation harnesses shared by the benchmarks and the Amaranth-simulator tests."""
