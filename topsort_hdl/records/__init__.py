@@ -1,8 +1,10 @@
-"""Records, bundles and the parameters every block shares."""
+"""Records, bundles and the parameters every block shares (the checks live in the plain-Python
+:mod:`topsort_hdl.params`, which the configuration and the golden models use without
+Amaranth)."""
 
+from ..params import check_at_least, check_int, check_positive, check_power_of_two, check_range
 from .layout import BundleLayout, RecordLayout
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
-from .params import check_at_least, check_int, check_positive, check_power_of_two, check_range
 
 __all__ = [
     "RecordLayout",

@@ -11,35 +11,15 @@ from ..records import (
     RecordLayout,
     check_at_least,
     check_positive,
-    check_power_of_two,
     tree_record,
 )
-from ..records.params import check_int
+from ..tree_shape import check_tree_shape, tree_rates
 from .coupler import Coupler
 from .leaf_buffer import LeafBuffer
 
 __all__ = ["MergeTree", "tree_rates"]
 
-MAX_LEAVES = 256
 DEFAULT_FIFO_DEPTH = 8  # per merge-unit input: 4 loses ~5% to selection bursts, 8 ~1-2%
-
-
-def tree_rates(rate, leaves):
-    """Return the merge-unit rate of each level, root first: ``max(1, rate >> level)``."""
-    levels = leaves.bit_length() - 1
-    return [max(1, rate >> level) for level in range(levels)]
-
-
-def check_tree_shape(rate, leaves):
-    """Validate a tree shape (p, l); raise naming the parameter and what is allowed."""
-    check_int("leaves", leaves)
-    if leaves < 2 or leaves > MAX_LEAVES or leaves & (leaves - 1):
-        raise ValueError(f"leaves must be a power of two between 2 and {MAX_LEAVES}, "
-                         f"not {leaves}")
-    check_power_of_two("rate", rate)
-    if rate > leaves:
-        raise ValueError(f"rate must be a power of two no larger than leaves ({leaves}), "
-                         f"not {rate}")
 
 
 class MergeTree(Block):
