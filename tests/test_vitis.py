@@ -181,8 +181,8 @@ def test_stored_figures_match_the_presets():
     """The group figures stored with the presets (``topsort-hdl qor --store-figures``) name
     the groups an estimate composes, measured with the preset's parameters as they are."""
     from topsort_hdl.kernel.config import PRESETS
+    from topsort_hdl.kernel.figures import config_shape, load_figures, stored_groups
     from topsort_hdl.qor.blocks import GROUPS
-    from topsort_hdl.qor.figures import config_shape, load_figures, stored_groups
 
     presets = load_figures()
     assert "u280" in presets

@@ -1,7 +1,5 @@
 """Standalone blocks for reuse or outside verification (``topsort-hdl unit KIND``)."""
 
-import os
-
 from .axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from .block import hierarchical_verilog
 from .merge import BitonicMerger, CompareSwap, MmsMergeUnit
@@ -10,10 +8,6 @@ from .tree import MergeTree, ReuseSwitch
 from .tree.merge_tree import DEFAULT_LEAF_DEPTH
 
 __all__ = ["UNIT_KINDS", "build_unit", "emit_verilog"]
-
-# Use the Yosys that ships with Amaranth, never whatever is on PATH (a system Yosys
-# may be older or newer than the one Amaranth was tested with).
-os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
 
 
 def _cas(record, *, descending=False, **_):
@@ -79,7 +73,8 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
 
 def emit_verilog(component, name):
     """Return the Verilog of ``component`` with top-level module ``name``, each distinct block
-    inside it one module named ``name_...`` (:func:`~topsort_hdl.block.hierarchical_verilog`)."""
+    inside it one module named ``name_...`` (:func:`~topsort_hdl.block.hierarchical_verilog`,
+    which runs the Yosys that ships with Amaranth, whatever the environment says)."""
     if not name.isidentifier():
         raise ValueError(f"name must be a Verilog identifier, not {name!r}")
     return hierarchical_verilog(component, name).text

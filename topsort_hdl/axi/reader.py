@@ -6,14 +6,13 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
+from ..axi_params import MAX_OUTSTANDING
 from ..block import Block
 from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
 __all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING"]
-
-MAX_OUTSTANDING = 256   # the most bursts a read or write engine keeps in flight
 
 
 def region_layout(params, length_bits, targets):

@@ -1,10 +1,14 @@
-"""The two-phase TopSort kernel that ties trees, switch and AXI engines together."""
+"""The two-phase TopSort kernel that ties trees, switch and AXI engines together.
+
+The package itself is plain Python: it gives the configuration, the pass plan and the kernel
+model, which the host side and the analyses use without Amaranth. The gateware is in
+:mod:`.kernel` (``TopSortKernel``, ``kernel_verilog``) and the blocks beside it; the Verilog
+and Vitis files come from :mod:`.generate`.
+"""
 
 from .config import PRESETS, KernelConfig, config_from
-from .kernel import STATUS_BITS, TopSortKernel, kernel_arguments, kernel_verilog
 from .model import KernelModel
 from .plan import leaf_regions, split_records, tree_plan
 
-__all__ = ["KernelConfig", "PRESETS", "config_from", "TopSortKernel", "kernel_verilog",
-           "kernel_arguments", "STATUS_BITS", "KernelModel", "tree_plan", "leaf_regions",
+__all__ = ["KernelConfig", "PRESETS", "config_from", "KernelModel", "tree_plan", "leaf_regions",
            "split_records"]

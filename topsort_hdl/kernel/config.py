@@ -3,19 +3,17 @@
 import dataclasses
 from dataclasses import dataclass
 
-from ..axi import AxiParams
-from ..axi.reader import MAX_OUTSTANDING
-from ..axi.signature import MAX_DATA_WIDTH, PAGE_BYTES
+from ..axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
 from ..contract import report_bytes
-from ..platforms import PLATFORMS
-from ..records import (
-    MAX_LEAVES,
+from ..params import (
     MAX_MERGE_RATE,
-    RecordLayout,
     check_at_least,
     check_power_of_two,
     check_range,
+    check_record_widths,
 )
+from ..platforms import PLATFORMS
+from ..tree_shape import MAX_LEAVES
 
 __all__ = ["KernelConfig", "PRESETS", "config_from", "RECORD_BITS", "MAX_TREE_RATE",
            "COUNT_BITS"]
@@ -82,7 +80,7 @@ class KernelConfig:
         if self.key_bits + self.value_bits != RECORD_BITS:
             raise ValueError(f"key_bits + value_bits must be {RECORD_BITS} (8-byte records), not "
                              f"{self.key_bits + self.value_bits}")
-        RecordLayout(self.key_bits, self.value_bits)
+        check_record_widths(self.key_bits, self.value_bits)
         if 2 * self.trees > board.channels:
             raise ValueError(f"trees must be at most {board.channels // 2} on {board.name} "
                              f"(two channels each), not {self.trees}")
@@ -111,11 +109,8 @@ class KernelConfig:
             raise ValueError(f"capacity must be below 2**32 records (a 32-bit count), not "
                              f"{self.capacity}: use smaller channel_bytes")
 
-    # Derived parameters: the one place they are computed.
-    @property
-    def record(self):
-        return RecordLayout(self.key_bits, self.value_bits)
-
+    # Derived parameters: the one place they are computed. (The record layout is hardware:
+    # ``RecordLayout(config.key_bits, config.value_bits)``.)
     @property
     def record_bytes(self):
         return (self.key_bits + self.value_bits) // 8

@@ -33,6 +33,7 @@ from ..contract import (
     report_bytes,
 )
 from ..platforms import PLATFORMS
+from ..records import RecordLayout
 from ..tree import MergeTree, ReuseSwitch
 from .config import COUNT_BITS
 from .controller import TreeController
@@ -170,7 +171,7 @@ class TopSortKernel(wiring.Component):
         m = Module()
         c = self.config
         p = c.axi
-        record = c.record
+        record = RecordLayout(c.key_bits, c.value_bits)
         trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
         regs = m.submodules.registers = self.registers
         wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)

@@ -13,7 +13,7 @@ bits, so the model predicts the exact position of every record, equal keys inclu
 
 from dataclasses import dataclass
 
-from ..records.params import MAX_MERGE_RATE, check_power_of_two
+from ..params import MAX_MERGE_RATE, check_power_of_two
 
 __all__ = ["MmsModel"]
 

@@ -7,7 +7,7 @@ reason about what the hardware does.
 from dataclasses import dataclass
 
 from ..kernel.plan import ceil_div, split_records, tree_plan
-from ..records.params import check_int
+from ..params import check_int
 
 __all__ = ["BistJob", "xorshift64", "job_records", "free_halves", "output_words",
            "multiset_checksum", "mix", "ERROR_BITS", "INJECTIONS", "SEED", "MASK32", "MASK64",

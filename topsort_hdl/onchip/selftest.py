@@ -121,7 +121,7 @@ class SelfTest(wiring.Component):
         m = Module()
         c = self.config
         rate, trees, jobs = c.rate, c.trees, self.jobs
-        width = c.record.size
+        width = c.key_bits + c.value_bits
         half_words = self.half_words
 
         # Per-job constants, computed from the plan.

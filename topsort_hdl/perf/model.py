@@ -42,8 +42,7 @@ from dataclasses import dataclass
 
 from ..kernel.plan import ceil_div, leaf_regions, phase2_leaves, split_records, tree_plan
 from ..platforms import PLATFORMS
-from ..tree.merge_tree import tree_rates
-from ..tree.reuse import extra_rates
+from ..tree_shape import extra_rates, tree_rates
 
 __all__ = ["MEMORY_MODELS", "PassEstimate", "PhaseEstimate", "Estimate", "estimate",
            "tree_rate", "PHASE2_BALANCE"]

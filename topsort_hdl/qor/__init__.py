@@ -120,7 +120,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
             figures.update(resource_figures(estimate))
             lines += resource_table(estimate) + [""]
             if store_figures:
-                from .figures import store_figures as store
+                from ..kernel.figures import store_figures as store
 
                 path = store(config, estimate.groups)
                 lines += [f"stored the block figures of {config.name} in {path}", ""]

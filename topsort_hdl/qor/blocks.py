@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..block import verilog_instances, verilog_modules, verilog_subset
 from ..kernel.kernel import kernel_verilog
 from ..merge import MmsMergeUnit, SelectMergeUnit
-from ..records import tree_record
+from ..records import RecordLayout, tree_record
 from ..tree.merge_tree import tree_merge_unit
 
 __all__ = ["DesignBlock", "KernelParts", "kernel_parts", "compose", "merge_unit", "GROUPS"]
@@ -62,7 +62,7 @@ class KernelParts:
 
 def merge_unit(config, rate):
     """The merge unit of ``config``'s trees at ``rate``, built as the trees build it."""
-    return tree_merge_unit(tree_record(config.record), rate)
+    return tree_merge_unit(tree_record(RecordLayout(config.key_bits, config.value_bits)), rate)
 
 
 def _port_stages(config):

@@ -184,17 +184,18 @@ def pnr_blocks(config):
     """The blocks measured after place and route, for ``config``'s records: a merge unit per
     rate up to 8 (16 and 32 do not fit the 85F) and the demo's two merge trees."""
     from ..kernel.kernel import LEAF_DEPTH
+    from ..records import RecordLayout
     from ..tree import MergeTree
     from .blocks import merge_unit
 
     blocks = [PnrBlock(f"merge_unit_{rate}", lambda rate=rate: merge_unit(config, rate),
                     f"merge unit, {rate} record{'s' if rate > 1 else ''}/cycle")
               for rate in (1, 2, 4, 8)]
+    record = RecordLayout(config.key_bits, config.value_bits)
     for rate, leaves in ((config.rate, config.leaves),
                          (config.rate * config.reuse, config.leaves * config.reuse)):
         blocks.append(PnrBlock(f"tree_p{rate}_l{leaves}",
-                            lambda rate=rate, leaves=leaves: MergeTree(config.record, rate,
-                                                                       leaves,
+                            lambda rate=rate, leaves=leaves: MergeTree(record, rate, leaves,
                                                                        leaf_depth=LEAF_DEPTH),
                             f"merge tree, {leaves} leaves, {rate} records/cycle"))
     return blocks

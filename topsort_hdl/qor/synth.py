@@ -24,12 +24,12 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.back import verilog
 
-from ..platforms import Resources
+from ..kernel.figures import Utilization
 from .levels import Levels, LevelsError, netlist_levels
 
 __all__ = ["Utilization", "SynthesisResult", "synthesize", "cell_utilization", "SynthesisError",
@@ -75,41 +75,6 @@ IGNORED = {"BUFG", "MUXF7", "MUXF8", "MUXF9", "$scopeinfo", "VCC", "GND"}
 
 class SynthesisError(RuntimeError):
     pass
-
-
-@dataclass(frozen=True)
-class Utilization:
-    """One block's cells, grouped as Vivado reports them."""
-
-    lut: int = 0          # LUTs as logic
-    lutram: int = 0       # LUTs as distributed RAM
-    srl: int = 0          # LUTs as shift registers
-    ff: int = 0
-    bram: float = 0.0     # RAMB36 equivalents
-    uram: int = 0
-    dsp: int = 0
-    carry: int = 0
-
-    @property
-    def luts(self):
-        """Every LUT site used: logic, memory and shift registers."""
-        return self.lut + self.lutram + self.srl
-
-    def resources(self):
-        return Resources(lut=self.luts, ff=self.ff, bram=self.bram, uram=self.uram,
-                         dsp=self.dsp)
-
-    def __add__(self, other):
-        return Utilization(*(a + b for a, b in zip(asdict(self).values(),
-                                                    asdict(other).values(), strict=True)))
-
-    def __mul__(self, factor):
-        return Utilization(*(v * factor for v in asdict(self).values()))
-
-    __rmul__ = __mul__
-
-    def as_dict(self):
-        return asdict(self)
 
 
 def cell_utilization(cells):

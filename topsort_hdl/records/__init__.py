@@ -1,9 +1,8 @@
-"""Records, bundles and the parameters every block shares."""
+"""Records, bundles and the parameters every block shares (the checks live in the plain-Python
+:mod:`topsort_hdl.params`, which the configuration and the golden models use without
+Amaranth)."""
 
-from .layout import BundleLayout, RecordLayout
-from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
-from .params import (
-    MAX_LEAVES,
+from ..params import (
     MAX_MERGE_RATE,
     check_at_least,
     check_int,
@@ -11,6 +10,9 @@ from .params import (
     check_power_of_two,
     check_range,
 )
+from ..tree_shape import MAX_LEAVES
+from .layout import BundleLayout, RecordLayout
+from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
 
 __all__ = [
     "RecordLayout",

@@ -6,11 +6,9 @@ pack and unpack integers, so a width changes in exactly one place.
 
 from amaranth.lib import data
 
-from .params import check_positive, check_range
+from ..params import check_positive, check_record_widths
 
 __all__ = ["RecordLayout", "BundleLayout"]
-
-MAX_FIELD_BITS = 128
 
 
 class RecordLayout(data.StructLayout):
@@ -33,8 +31,7 @@ class RecordLayout(data.StructLayout):
     """
 
     def __init__(self, key_bits=32, value_bits=32):
-        check_range("key_bits", key_bits, 1, MAX_FIELD_BITS)
-        check_range("value_bits", value_bits, 0, MAX_FIELD_BITS)
+        check_record_widths(key_bits, value_bits)
         self._key_bits = key_bits
         self._value_bits = value_bits
         super().__init__({"value": value_bits, "key": key_bits})

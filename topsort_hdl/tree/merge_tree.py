@@ -8,15 +8,13 @@ from ..block import Block
 from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..merge.selector import MIN_FIFO_DEPTH
 from ..records import (
-    MAX_LEAVES,
     BundleLayout,
     RecordLayout,
     check_at_least,
     check_positive,
-    check_power_of_two,
     tree_record,
 )
-from ..records.params import check_int
+from ..tree_shape import check_tree_shape, tree_rates
 from .coupler import Coupler
 from .leaf_buffer import LeafBuffer
 
@@ -26,24 +24,6 @@ DEFAULT_LEAF_DEPTH = 256   # bundles per leaf buffer: two 1 KB bursts of 8-byte 
 # Per merge-unit input in a tree, so in the kernel and in the QoR figures of its merge units
 # (tree_merge_unit): 4 loses ~5% to selection bursts, 8 ~1-2%.
 DEFAULT_FIFO_DEPTH = 8
-
-
-def tree_rates(rate, leaves):
-    """Return the merge-unit rate of each level, root first: ``max(1, rate >> level)``."""
-    levels = leaves.bit_length() - 1
-    return [max(1, rate >> level) for level in range(levels)]
-
-
-def check_tree_shape(rate, leaves):
-    """Validate a tree shape (p, l); raise naming the parameter and what is allowed."""
-    check_int("leaves", leaves)
-    if leaves < 2 or leaves > MAX_LEAVES or leaves & (leaves - 1):
-        raise ValueError(f"leaves must be a power of two between 2 and {MAX_LEAVES}, "
-                         f"not {leaves}")
-    check_power_of_two("rate", rate)
-    if rate > leaves:
-        raise ValueError(f"rate must be a power of two no larger than leaves ({leaves}), "
-                         f"not {rate}")
 
 
 class MergeTree(Block):

@@ -6,23 +6,13 @@ from amaranth.lib.wiring import In, Out
 
 from ..block import Block
 from ..records import BundleLayout, RecordLayout, check_power_of_two
+from ..tree_shape import check_tree_shape, extra_rates
 from .coupler import Coupler
-from .merge_tree import (
-    DEFAULT_FIFO_DEPTH,
-    DEFAULT_LEAF_DEPTH,
-    MergeTree,
-    build_unit_tree,
-    check_tree_shape,
-)
+from .merge_tree import DEFAULT_FIFO_DEPTH, DEFAULT_LEAF_DEPTH, MergeTree, build_unit_tree
 
 __all__ = ["ReuseSwitch", "PHASE1", "PHASE2", "extra_rates"]
 
 PHASE1, PHASE2 = 0, 1
-
-
-def extra_rates(rate, trees):
-    """Rates of the merge units phase 2 adds over ``trees`` trees of ``rate``, root first."""
-    return [rate * trees >> level for level in range(trees.bit_length() - 1)]
 
 
 class ReuseSwitch(Block):

@@ -20,6 +20,7 @@ from ..contract import (
     kernel_arguments,
     report_bytes,
 )
+from ..kernel.figures import stored_groups
 from ..platforms import PLATFORMS
 from .connectivity import link_config, port_channels
 from .floorplan import PAPER_U280_ESTIMATES, floorplan_tcl, plan_floorplan
@@ -118,10 +119,8 @@ run-py: $(XCLBIN) | check-xrt
 def floorplan_estimates(config):
     """The per-tree resources the floorplan plans ``config`` with: ``(estimates, source)``,
     ``estimates`` as :func:`plan_floorplan` takes them. A preset's own, composed from the block
-    figures stored with it (:mod:`topsort_hdl.qor.figures`, no Yosys run); the paper's U280
+    figures stored with it (:mod:`topsort_hdl.kernel.figures`, no Yosys run); the paper's U280
     figures for a configuration without stored figures."""
-    from ..qor.figures import stored_groups
-
     groups = stored_groups(config)
     if groups is None:
         return PAPER_U280_ESTIMATES, "the paper's per-tree figures"

@@ -1,13 +1,17 @@
-"""Validation of parameters: every error names the parameter, the value and what is allowed."""
+"""Validation of parameters: every error names the parameter, the value and what is allowed.
 
-__all__ = ["MAX_MERGE_RATE", "MAX_LEAVES", "check_int", "check_positive", "check_at_least",
-           "check_power_of_two", "check_range"]
+Plain Python (no Amaranth): the configuration, the golden models and the hardware blocks all
+check their parameters with these.
+"""
+
+__all__ = ["MAX_MERGE_RATE", "check_int", "check_positive", "check_at_least",
+           "check_power_of_two", "check_range", "MAX_FIELD_BITS", "check_record_widths"]
 
 # The widest merge unit, in records per cycle: phase 2's root in the paper's U280 shape (4
 # trees of 8 records per cycle). The MMS unit and its bitonic network, the root packer that
 # packs a root's output, the MMS model and `topsort-hdl bench mms` all take this limit.
 MAX_MERGE_RATE = 32
-MAX_LEAVES = 256        # the most leaves of a merge tree (the kernel's configurations included)
+MAX_FIELD_BITS = 128
 
 
 def check_int(name, value):
@@ -52,3 +56,11 @@ def check_power_of_two(name, value, high=None, low=1):
             allowed += f" of at least {low}"
         raise ValueError(f"{name} must be {allowed}, not {value}")
     return value
+
+
+def check_record_widths(key_bits, value_bits):
+    """Check the widths of a key-value record: a key of 1 to :data:`MAX_FIELD_BITS` bits, a
+    value of 0 to :data:`MAX_FIELD_BITS` (what :class:`~topsort_hdl.records.RecordLayout`
+    accepts)."""
+    check_range("key_bits", key_bits, 1, MAX_FIELD_BITS)
+    check_range("value_bits", value_bits, 0, MAX_FIELD_BITS)
