@@ -1,11 +1,14 @@
-"""Helpers shared by the test modules."""
+"""Helpers shared by the test modules (``from tests.conftest import ...``) and fixtures."""
 
+import gc
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,3 +33,21 @@ def install_package(tmp_path):
                        check=True, capture_output=True)
         return bin_dir
     return install
+
+
+def constructor_error(build):
+    """Return ``(type, message)`` of the error ``build()`` raises.
+
+    The half-built component is collected here, without the "created but never used" warning
+    it would otherwise give during some later test.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        try:
+            build()
+        except (TypeError, ValueError) as error:
+            caught = type(error), str(error)
+        else:
+            pytest.fail("no error raised")
+        gc.collect()
+    return caught

@@ -4,14 +4,13 @@ import random
 
 import pytest
 
+from tests.conftest import constructor_error
 from topsort_hdl.models import reference_sort
 from topsort_hdl.models.tree import MergeTreeModel, ReuseTreeModel, couple
 from topsort_hdl.models.workloads import GROUP_PATTERNS, make_group
 from topsort_hdl.records import BundleLayout, RecordLayout, pad_run, tree_record
 from topsort_hdl.sim.amaranth.stream_harness import Job, run_jobs, run_streams
 from topsort_hdl.tree import Coupler, MergeTree, ReuseSwitch
-
-from .test_merge_sim import constructor_error
 
 RECORD = RecordLayout()
 PADDED = tree_record(RECORD)

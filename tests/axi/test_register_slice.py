@@ -9,10 +9,9 @@ import pytest
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
+from tests.conftest import constructor_error
 from topsort_hdl.axi import AxiParams
 from topsort_hdl.axi.register_slice import CHANNELS, AxiRegisterSlice, credit_depth
-
-from .test_merge_sim import constructor_error
 
 PARAMS = AxiParams(data_width=64, addr_width=32, id_width=2)
 BACK = ("r", "b")       # the channels the kernel's engines are always ready for

@@ -13,13 +13,12 @@ from xml.etree import ElementTree
 
 import pytest
 
+from tests.host.xrt_fake import ROOT, fake_pyxrt, reference_xrt, stub_names
 from topsort_hdl import contract
 from topsort_hdl.contract import Layout, Report, ReportError, pack_report, parse_report
 from topsort_hdl.kernel.config import PRESETS, config_from
 from topsort_hdl.kernel.model import KernelModel
 from topsort_hdl.vitis.kernel_xml import kernel_xml
-
-from .xrt_fake import ROOT, fake_pyxrt, reference_xrt, stub_names
 
 XRT_INCLUDE, PYXRT_STUB, XRT_WHERE = reference_xrt()
 
@@ -121,7 +120,7 @@ import sys
 sys.modules["amaranth"] = None          # any import of it now raises ImportError
 sys.path.insert(0, {str(ROOT)!r})
 import types, enum
-from tests.xrt_fake import stub_names, _enum_members
+from tests.host.xrt_fake import stub_names, _enum_members
 pyxrt = types.ModuleType("pyxrt")
 for name, members in _enum_members({str(PYXRT_STUB)!r}).items():
     if "." not in name:

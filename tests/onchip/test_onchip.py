@@ -6,6 +6,7 @@ import re
 import pytest
 from amaranth.sim import Simulator
 
+from tests.conftest import constructor_error
 from topsort_hdl.axi.signature import RESP_OKAY, RESP_SLVERR, AxiParams
 from topsort_hdl.kernel.config import PRESETS, config_from
 from topsort_hdl.kernel.kernel import TopSortKernel
@@ -20,8 +21,6 @@ from topsort_hdl.onchip.jobs import (
     output_words,
 )
 from topsort_hdl.onchip.uart import uart_decode
-
-from .test_merge_sim import constructor_error
 
 DIVISOR = 4        # UART bit time in the simulations
 LINE = re.compile(r"job (\d+) n=(\d+) (PASS|FAIL) e=([0-9a-f]) p1=([0-9a-f]{8}) "

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.test_merge_sim import constructor_error
+from tests.conftest import constructor_error
 from topsort_hdl.axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from topsort_hdl.models import batch_chunks, read_bursts
 from topsort_hdl.sim.amaranth.axi_engine_harness import run_reader, run_writer

@@ -17,7 +17,7 @@ from topsort_hdl.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
 from topsort_hdl.qor.resources import ResourceEstimate, resource_table
 from topsort_hdl.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
 
-GOLDEN = Path(__file__).resolve().parents[1] / "benchmarks" / "golden" / "qor.json"
+GOLDEN = Path(__file__).resolve().parents[2] / "benchmarks" / "golden" / "qor.json"
 
 
 def test_cells_are_grouped_as_vivado_reports_them():

@@ -8,7 +8,7 @@ import pytest
 from amaranth.hdl import ClockDomain, Module, UnusedElaboratable
 from amaranth.sim import Simulator
 
-from tests.test_merge_sim import constructor_error
+from tests.conftest import constructor_error
 from topsort_hdl.axi import ControlRegisters, RegisterMap
 from topsort_hdl.axi.control import (
     AP_DONE,

@@ -13,7 +13,7 @@ from topsort_hdl.onchip.boards import BOARDS
 from topsort_hdl.platforms import DEMO_BOARDS, PLATFORMS, board_files, load_boards
 from topsort_hdl.platforms.platform import DemoBoard, Platform, Resources, VitisPlatform
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOARD_DIR = ROOT / "platforms"
 PBLOCKS = ("pblock_dynamic_SLR0", "pblock_dynamic_SLR1", "pblock_dynamic_SLR2")
 

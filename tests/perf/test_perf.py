@@ -15,7 +15,7 @@ from topsort_hdl.perf.sweep import PAPER_U280, parse_size, plot_sweep, sweep, sw
 from topsort_hdl.qor import MODEL_TOLERANCE, check, load, model_errors
 from topsort_hdl.qor.measure import BENCHMARK_SORTS, benchmark_config
 
-GOLDEN = Path(__file__).resolve().parents[1] / "benchmarks" / "golden" / "qor.json"
+GOLDEN = Path(__file__).resolve().parents[2] / "benchmarks" / "golden" / "qor.json"
 
 
 def golden_rows(name):

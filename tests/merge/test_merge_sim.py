@@ -1,14 +1,13 @@
 """Merge blocks in the Amaranth simulator, checked exactly against the golden models."""
 
-import gc
 import itertools
 import random
-import warnings
 
 import pytest
-from amaranth.hdl import Signal, UnusedElaboratable
+from amaranth.hdl import Signal
 from amaranth.sim import Simulator
 
+from tests.conftest import constructor_error
 from topsort_hdl.merge import (
     BitonicMergeNetwork,
     BitonicMerger,
@@ -196,24 +195,6 @@ def test_mms_full_rate_across_run_boundaries():
     result = _run_mms(MmsMergeUnit(RECORD, 4), runs, 0, 0.0, 0.0)
     cycles = result.transfer_cycles["o"]
     assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
-
-
-def constructor_error(build):
-    """Return ``(type, message)`` of the error ``build()`` raises.
-
-    The half-built component is collected here, without the "created but never used" warning
-    it would otherwise give during some later test.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnusedElaboratable)
-        try:
-            build()
-        except (TypeError, ValueError) as error:
-            caught = type(error), str(error)
-        else:
-            pytest.fail("no error raised")
-        gc.collect()
-    return caught
 
 
 @pytest.mark.parametrize("kwargs,error,message", [

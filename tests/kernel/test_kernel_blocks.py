@@ -7,6 +7,7 @@ import pytest
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
+from tests.conftest import constructor_error
 from topsort_hdl.axi import AxiParams, BeatLayout
 from topsort_hdl.kernel import packer
 from topsort_hdl.kernel.config import PRESETS
@@ -16,8 +17,6 @@ from topsort_hdl.kernel.packer import RootPacker, packer_command_layout
 from topsort_hdl.kernel.plan import leaf_regions, tree_plan
 from topsort_hdl.records import BundleLayout, RecordLayout, pad_key, pad_run, tree_record
 from topsort_hdl.sim.amaranth.stream_harness import Job, run_jobs
-
-from .test_merge_sim import constructor_error
 
 RECORD = RecordLayout()
 PADDED = tree_record(RECORD)
