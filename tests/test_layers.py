@@ -54,6 +54,8 @@ LAYERS = {
     "core": [
         "topsort_hdl/__init__.py",
         "topsort_hdl/contract.py",
+        "topsort_hdl/register_map.py",
+        "topsort_hdl/register_table.py",
         "topsort_hdl/params.py",
         "topsort_hdl/axi_params.py",
         "topsort_hdl/tree_shape.py",
