@@ -19,14 +19,15 @@ def generate(config, out_dir, vitis=True, port_stages=None):
     """Write ``<out_dir>/topsort.v``, ``registers.json``, ``layout.json`` (the layout
     descriptor, :func:`topsort_hdl.contract.layout_descriptor`) and, when ``vitis`` and the
     board has Vitis platforms, the Vitis project files
-    (:func:`topsort_hdl.vitis.write_project`), the floorplan among them: it decides the register
-    stages on each tree's port unless ``port_stages`` does. Returns a dict of what was done."""
+    (:func:`topsort_hdl.vitis.project.write_project`), the floorplan among them: it decides the
+    register stages on each tree's port unless ``port_stages`` does. Returns a dict of what
+    was done."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     plan = None
     if vitis:
-        from ..vitis import board_floorplan
+        from ..vitis.project import board_floorplan
 
         plan = board_floorplan(config)
         if plan is not None and port_stages is None:
@@ -47,7 +48,7 @@ def generate(config, out_dir, vitis=True, port_stages=None):
         indent=2) + "\n")
     written = []
     if vitis:
-        from ..vitis import write_project
+        from ..vitis.project import write_project
 
         written = write_project(config, out_dir, plan)
     return {"verilog": out_dir / f"{TOP_NAME}.v", "seconds": time.perf_counter() - start,

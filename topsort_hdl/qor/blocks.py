@@ -66,7 +66,7 @@ def merge_unit(config, rate):
 
 
 def _port_stages(config):
-    from ..vitis import board_floorplan
+    from ..vitis.project import board_floorplan
 
     plan = board_floorplan(config)
     return tuple(plan.stages) if plan is not None else (0,) * config.trees
