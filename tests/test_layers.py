@@ -107,7 +107,7 @@ LAYERS = {
         "topsort_hdl/qor/*.py",
     ],
     "cli": [
-        "topsort_hdl/cli.py",
+        "topsort_hdl/cli/*.py",
         "topsort_hdl/__main__.py",
     ],
 }
