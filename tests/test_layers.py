@@ -83,6 +83,7 @@ LAYERS = {
         "topsort_hdl/kernel/feeder.py",
         "topsort_hdl/kernel/packer.py",
         "topsort_hdl/kernel/report.py",
+        "topsort_hdl/kernel/arguments.py",
         "topsort_hdl/kernel/kernel.py",
     ],
     "targets": [

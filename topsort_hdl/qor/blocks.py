@@ -25,7 +25,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from ..block import verilog_instances, verilog_modules, verilog_subset
-from ..kernel.kernel import kernel_verilog
+from ..kernel.generate import kernel_verilog
 from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import RecordLayout, tree_record
 from ..tree.merge_tree import tree_merge_unit
