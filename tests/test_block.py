@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 from topsort_hdl import block
 from topsort_hdl.block import hierarchical_verilog, module_name, verilog_instances
 from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.kernel import kernel_verilog
+from topsort_hdl.kernel.generate import kernel_verilog
 from topsort_hdl.merge import MmsMergeUnit, SelectMergeUnit
 from topsort_hdl.merge.cas import CompareSwap, record_key
 from topsort_hdl.records import RecordLayout, tree_record

@@ -171,9 +171,9 @@ def test_sort_rejects_bad_input_files(tmp_path, capsys, size, extra, message):
 def test_sort_without_a_config_takes_the_smallest_that_holds_the_input(records, chosen):
     import argparse
 
-    from topsort_hdl.cli import _sort_config
+    from topsort_hdl.cli.sort import sort_config
 
-    config, note = _sort_config(argparse.Namespace(config=None, set=[]), 8 * records)
+    config, note = sort_config(argparse.Namespace(config=None, set=[]), 8 * records)
     assert config.name == chosen
     assert note.startswith(f"no --config: sorting on {chosen} (capacity ")
 
@@ -193,12 +193,12 @@ def test_sort_without_a_config_names_the_way_out_of_a_too_large_input(tmp_path, 
 def test_sort_warns_before_simulating_a_full_size_kernel():
     import argparse
 
-    from topsort_hdl.cli import _sort_config
+    from topsort_hdl.cli.sort import sort_config
 
-    config, note = _sort_config(argparse.Namespace(config="u280", set=[]), 8)
+    config, note = sort_config(argparse.Namespace(config="u280", set=[]), 8)
     assert config.name == "u280"
     assert "full-size kernel" in note and "tiny and small simulate in seconds" in note
-    assert _sort_config(argparse.Namespace(config="tiny", set=[]), 8)[1] is None
+    assert sort_config(argparse.Namespace(config="tiny", set=[]), 8)[1] is None
 
 
 def test_sort_a_file_through_the_rtl(tmp_path):

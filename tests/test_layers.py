@@ -54,6 +54,8 @@ LAYERS = {
     "core": [
         "topsort_hdl/__init__.py",
         "topsort_hdl/contract.py",
+        "topsort_hdl/register_map.py",
+        "topsort_hdl/register_table.py",
         "topsort_hdl/params.py",
         "topsort_hdl/axi_params.py",
         "topsort_hdl/tree_shape.py",
@@ -81,6 +83,7 @@ LAYERS = {
         "topsort_hdl/kernel/feeder.py",
         "topsort_hdl/kernel/packer.py",
         "topsort_hdl/kernel/report.py",
+        "topsort_hdl/kernel/arguments.py",
         "topsort_hdl/kernel/kernel.py",
     ],
     "targets": [
@@ -105,7 +108,7 @@ LAYERS = {
         "topsort_hdl/qor/*.py",
     ],
     "cli": [
-        "topsort_hdl/cli.py",
+        "topsort_hdl/cli/*.py",
         "topsort_hdl/__main__.py",
     ],
 }

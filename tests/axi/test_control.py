@@ -9,8 +9,8 @@ from amaranth.hdl import ClockDomain, Module, UnusedElaboratable
 from amaranth.sim import Simulator
 
 from tests.conftest import constructor_error
-from topsort_hdl.axi import ControlRegisters, RegisterMap
-from topsort_hdl.axi.control import (
+from topsort_hdl.axi import ControlRegisters
+from topsort_hdl.contract import (
     AP_DONE,
     AP_IDLE,
     AP_READY,
@@ -22,6 +22,8 @@ from topsort_hdl.axi.control import (
     INTERRUPT,
     ISR,
 )
+from topsort_hdl.register_map import RegisterMap
+from topsort_hdl.register_table import register_table
 from topsort_hdl.sim.amaranth.axilite_master import AxiLiteMasterSim
 
 # Narrow, 32-bit, odd and 64-bit arguments.
@@ -118,7 +120,7 @@ def test_register_map_offsets_and_table():
     assert regs.size == 0x48 and regs.address_bits == 7
     assert regs.args == (("records", 64), ("src", 64), ("dst", 64), ("mode", 3))
     assert regs.counters == ("phase1_cycles", "phase2_cycles")
-    table = regs.markdown().splitlines()
+    table = register_table(regs).splitlines()
     assert table[0] == "| Offset | Name | Bytes | Access | Description |"
     assert len(table) == 2 + 11
     assert table[9] == "| 0x28 | mode | 4 | rw | argument mode, 3 bits (+4 reads 0) |"

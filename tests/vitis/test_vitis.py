@@ -6,7 +6,6 @@ from xml.etree import ElementTree
 
 import pytest
 
-from topsort_hdl.axi.control import RegisterMap
 from topsort_hdl.block import verilog_instances
 from topsort_hdl.contract import Layout, default_halves, default_report_address
 from topsort_hdl.kernel.config import config_from
@@ -14,6 +13,7 @@ from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters
 from topsort_hdl.kernel.model import KernelModel
 from topsort_hdl.kernel.plan import phase2_leaves
 from topsort_hdl.platforms import PLATFORMS
+from topsort_hdl.register_map import RegisterMap
 from topsort_hdl.vitis import link_config, package_tcl, port_channels, write_project
 from topsort_hdl.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 from topsort_hdl.vitis.kernel_xml import kernel_xml

@@ -2,7 +2,7 @@
 
 The package itself is plain Python: it gives the configuration, the pass plan and the kernel
 model, which the host side and the analyses use without Amaranth. The gateware is in
-:mod:`.kernel` (``TopSortKernel``, ``kernel_verilog``) and the blocks beside it; the Verilog
+:mod:`.kernel` (``TopSortKernel``) and the blocks beside it; the Verilog (``kernel_verilog``)
 and Vitis files come from :mod:`.generate`.
 """
 

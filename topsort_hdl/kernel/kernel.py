@@ -1,4 +1,6 @@
-"""The two-phase TopSort kernel, and its Verilog with the names Vitis expects."""
+"""The two-phase TopSort kernel: its lanes (a read engine, leaf feeders, a tree, a root packer
+and a write engine per tree) wired to the phase-2 switch and the control slave, the job that
+runs them, and the names of its ports. Its Verilog comes from :mod:`.generate`."""
 
 from amaranth.hdl import (
     C,
@@ -11,14 +13,13 @@ from amaranth.hdl import (
     ResetSignal,
     Signal,
 )
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
-from ..block import hierarchical_verilog
 from ..contract import (
     REPORT_ARGUMENT,
     REPORT_FIELDS,
@@ -29,12 +30,12 @@ from ..contract import (
     STATUS_BITS,
     half_argument,
     kernel_arguments,
-    report_alignment,
     report_bytes,
 )
 from ..platforms import PLATFORMS
 from ..records import RecordLayout
 from ..tree import MergeTree, ReuseSwitch
+from .arguments import argument_checks
 from .config import COUNT_BITS
 from .controller import TreeController
 from .feeder import LeafFeeder
@@ -42,7 +43,7 @@ from .packer import RootPacker
 from .report import ReportWriter
 
 __all__ = ["TopSortKernel", "tree_read_engine", "kernel_arguments", "kernel_counters",
-           "kernel_verilog", "argument_ports", "half_argument", "master_port", "STATUS_BITS",
+           "argument_ports", "half_argument", "master_port", "STATUS_BITS",
            "CONTROL_ADDR_WIDTH", "CONTROL_PORT"]
 
 CONTROL_ADDR_WIDTH = 12
@@ -309,46 +310,8 @@ class TopSortKernel(wiring.Component):
         counters = Signal(128)
         m.d.comb += regs.counters.eq(counters)
         cycles1, cycles2 = counters[:64], counters[64:]
-        # Every half: aligned to a batch (and a 4 KB page), inside the address space; the report
-        # aligned to its size; no two of them overlapping (checked pair by pair, one pair per
-        # cycle). A misaligned report is not written: the status register alone says why.
-        regions = [h for pair in halves for h in pair] + [report_addr]
-        sizes = [c.half_bytes] * (2 * trees) + [report_size]
-
-        def outside(base, size, alignment):
-            return (base[:exact_log2(alignment)] != 0) | ((base + C(size, 65))[64:] != 0)
-
-        bad_report = outside(report_addr, report_size, report_alignment(trees, p.beat_bytes))
-        misaligned = Cat(outside(b, c.half_bytes, c.half_alignment)
-                         for b in regions[:-1]).any() | bad_report
-        over = records > c.capacity
-        pair_a = Signal(range(len(regions) + 1))
-        pair_b = Signal(range(len(regions) + 1))
-        buf_a = Signal(64)
-        buf_b = Signal(64)
-        size_a = Signal(range(max(sizes) + 1))
-        size_b = Signal(range(max(sizes) + 1))
-        for i, (region, size) in enumerate(zip(regions, sizes, strict=True)):
-            with m.If(pair_a == i):
-                m.d.comb += [buf_a.eq(region), size_a.eq(size)]
-            with m.If(pair_b == i):
-                m.d.comb += [buf_b.eq(region), size_b.eq(size)]
-        # Each pair in three registered steps (select, add the size, compare), so that the
-        # half selection, a 64-bit add and a 64-bit compare are never in one cycle.
-        checking = Signal()                 # PAIRS is selecting pairs
-        picked = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64,
-                                           "a_size": len(size_a), "b_size": len(size_b)}))
-        summed = Signal(data.StructLayout({"valid": 1, "a": 64, "b": 64, "a_end": 65,
-                                           "b_end": 65}))
-        m.d.sync += [
-            picked.valid.eq(checking), picked.a.eq(buf_a), picked.b.eq(buf_b),
-            picked.a_size.eq(size_a), picked.b_size.eq(size_b),
-            summed.valid.eq(picked.valid), summed.a.eq(picked.a), summed.b.eq(picked.b),
-            summed.a_end.eq(picked.a + picked.a_size), summed.b_end.eq(picked.b + picked.b_size),
-        ]
-        overlapping = summed.valid & (summed.a < summed.b_end) & (summed.b < summed.a_end)
-        with m.If(overlapping):
-            m.d.sync += status[STATUS_BITS["overlap"]].eq(1)
+        # The arguments, checked before the job touches memory (.arguments).
+        checks = argument_checks(m, c, halves, report_addr, report_size, records, status)
         errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
         write_errors = Cat(w.error for w in writers).any() | writer2.error | \
             reporter.error | Cat(o.b for o in overruns).any()
@@ -406,27 +369,28 @@ class TopSortKernel(wiring.Component):
             with m.State("IDLE"):
                 with m.If(regs.start):
                     m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
-                                 pair_a.eq(0), pair_b.eq(1), idle.eq(0),
+                                 checks.pair_a.eq(0), checks.pair_b.eq(1), idle.eq(0),
                                  Cat(passes).eq(0)]
                     m.next = "CHECK"
             with m.State("CHECK"):
-                with m.If(over):
+                with m.If(checks.over):
                     m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
-                with m.If(misaligned):
+                with m.If(checks.misaligned):
                     m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
-                m.d.sync += report_ok.eq(~bad_report)
+                m.d.sync += report_ok.eq(~checks.bad_report)
                 m.next = "PAIRS"
             with m.State("PAIRS"):
-                m.d.comb += checking.eq(1)
-                with m.If(pair_b == len(regions) - 1):
-                    m.d.sync += [pair_a.eq(pair_a + 1), pair_b.eq(pair_a + 2)]
-                    with m.If(pair_a == len(regions) - 2):
+                m.d.comb += checks.checking.eq(1)
+                with m.If(checks.pair_b == len(checks.regions) - 1):
+                    m.d.sync += [checks.pair_a.eq(checks.pair_a + 1),
+                                 checks.pair_b.eq(checks.pair_a + 2)]
+                    with m.If(checks.pair_a == len(checks.regions) - 2):
                         m.next = "DRAIN"
                 with m.Else():
-                    m.d.sync += pair_b.eq(pair_b + 1)
+                    m.d.sync += checks.pair_b.eq(checks.pair_b + 1)
             with m.State("DRAIN"):
                 # the last pair is compared, every block reset
-                with m.If(~picked.valid & ~summed.valid & ~resetting):
+                with m.If(~checks.picked.valid & ~checks.summed.valid & ~resetting):
                     m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):
@@ -482,31 +446,3 @@ class TopSortKernel(wiring.Component):
         m.d.comb += [regs.ready.eq(fsm.ongoing("IDLE") & regs.start),
                      regs.done.eq(fsm.ongoing("DONE"))]
         return m
-
-
-def _vitis_name(path):
-    head = path[0]
-    if head == "control":
-        return f"{CONTROL_PORT}_{path[1]}"
-    if head == "m_axi":
-        return f"{master_port(path[1])}_{path[2]}"
-    return "_".join(map(str, path))
-
-
-def kernel_verilog(config, name="topsort", port_stages=None):
-    """The kernel's Verilog: top ``name`` with ports ``ap_clk``, ``ap_rst_n``,
-    ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``, every distinct block one module
-    (:func:`~topsort_hdl.block.hierarchical_verilog`); returns ``(design, kernel)``, the
-    design a :class:`~topsort_hdl.block.HierarchicalDesign`."""
-    kernel = TopSortKernel(config, port_stages)
-    top = Module()
-    top.domains.sync = ClockDomain()
-    ap_clk = Signal(name="ap_clk")
-    ap_rst_n = Signal(name="ap_rst_n")
-    top.d.comb += [ClockSignal().eq(ap_clk), ResetSignal().eq(~ap_rst_n)]
-    top.submodules.kernel = kernel
-    # Directions are left to Amaranth: what the design drives is an output.
-    ports = {"ap_clk": (ap_clk, None), "ap_rst_n": (ap_rst_n, None)}
-    for path, _member, value in kernel.signature.flatten(kernel):
-        ports[_vitis_name(path)] = (value, None)
-    return hierarchical_verilog(top, name, ports), kernel

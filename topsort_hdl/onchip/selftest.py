@@ -10,9 +10,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..axi.control import AP_DONE, AP_START, CONTROL
 from ..axi.signature import AxiLiteSignature
-from ..contract import REPORT_ARGUMENT
+from ..contract import AP_DONE, AP_START, CONTROL, REPORT_ARGUMENT
 from ..kernel.kernel import CONTROL_ADDR_WIDTH, half_argument
 from ..kernel.plan import split_records
 from .jobs import (

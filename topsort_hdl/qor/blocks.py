@@ -25,7 +25,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from ..block import verilog_instances, verilog_modules, verilog_subset
-from ..kernel.kernel import kernel_verilog
+from ..kernel.generate import kernel_verilog
 from ..merge import MmsMergeUnit, SelectMergeUnit
 from ..records import RecordLayout, tree_record
 from ..tree.merge_tree import tree_merge_unit
@@ -66,7 +66,7 @@ def merge_unit(config, rate):
 
 
 def _port_stages(config):
-    from ..vitis import board_floorplan
+    from ..vitis.project import board_floorplan
 
     plan = board_floorplan(config)
     return tuple(plan.stages) if plan is not None else (0,) * config.trees

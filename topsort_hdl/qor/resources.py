@@ -119,8 +119,8 @@ def resource_table(estimate):
 def _floorplan_lines(estimate):
     """Where the floorplan model would put the trees with these estimates, and with what
     generation uses (the stored figures, or the paper's)."""
-    from ..vitis import board_floorplan, floorplan_estimates
     from ..vitis.floorplan import plan_floorplan
+    from ..vitis.project import board_floorplan, floorplan_estimates
 
     c = estimate.config
     board = PLATFORMS[c.platform]

@@ -1,13 +1,12 @@
 """kernel.xml: what XRT and v++ know about the RTL kernel (ports, arguments, register offsets).
 
 Written from the same tables the RTL is built from (:func:`kernel_arguments`, the control
-block's :class:`RegisterMap`, :func:`argument_ports`), so the offsets XRT writes are the ones the
-control block decodes.
+block's :class:`~topsort_hdl.register_map.RegisterMap`, :func:`argument_ports`), so the offsets
+XRT writes are the ones the control block decodes.
 """
 
 from xml.etree import ElementTree
 
-from ..axi.control import RegisterMap
 from ..kernel.kernel import (
     CONTROL_ADDR_WIDTH,
     CONTROL_PORT,
@@ -16,6 +15,7 @@ from ..kernel.kernel import (
     kernel_counters,
     master_port,
 )
+from ..register_map import RegisterMap
 from .identity import KERNEL_NAME, vlnv
 
 __all__ = ["kernel_xml", "ADDRESS_RANGE"]

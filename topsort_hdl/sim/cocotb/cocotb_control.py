@@ -14,7 +14,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from topsort_hdl.axi.control import (
+from topsort_hdl.contract import (
     AP_DONE,
     AP_IDLE,
     AP_READY,
@@ -25,8 +25,8 @@ from topsort_hdl.axi.control import (
     IER,
     INTERRUPT,
     ISR,
-    RegisterMap,
 )
+from topsort_hdl.register_map import RegisterMap
 
 from .stream_driver import reset
 

@@ -22,7 +22,6 @@ from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from topsort_hdl.axi.control import RegisterMap
 from topsort_hdl.contract import (
     AP_IDLE,
     CONTROL,
@@ -38,6 +37,7 @@ from topsort_hdl.kernel.config import config_from
 from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters, master_port
 from topsort_hdl.kernel.model import KernelModel
 from topsort_hdl.kernel.plan import split_records, tree_plan
+from topsort_hdl.register_map import RegisterMap
 from topsort_hdl.vitis.connectivity import port_channels
 from topsort_hdl.vitis.kernel_xml import kernel_xml
 

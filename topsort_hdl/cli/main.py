@@ -1,0 +1,35 @@
+"""The ``topsort-hdl`` entry point: the parser, assembled from the subcommands' modules, and
+:func:`main`, which runs one and turns a user mistake into one line and exit status 2."""
+
+import sys
+
+from . import bench, bitstream, configs, generate, model, qor, sort, unit
+from .options import PROG, Parser, UsageError
+
+__all__ = ["main", "parser"]
+
+# In the order `topsort-hdl --help` lists them.
+COMMANDS = {"configs": configs, "generate": generate, "sort": sort, "unit": unit,
+            "bench": bench, "model": model, "qor": qor, "bitstream": bitstream}
+
+
+def parser():
+    top = Parser(prog=PROG, description="TopSort sorting accelerator in Amaranth HDL.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                  parser_class=Parser)
+    for command in COMMANDS.values():
+        command.add_parser(commands)
+    return top
+
+
+def main(argv=None):
+    """Run the command line; return (as the exit status) 0 on success."""
+    try:
+        args = parser().parse_args(argv)
+        status = COMMANDS[args.command].run(args) or 0
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        status = 2
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)

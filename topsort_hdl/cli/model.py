@@ -1,0 +1,62 @@
+"""``topsort-hdl model``: predict passes, cycles and GB/s with the performance model."""
+
+import json
+from pathlib import Path
+
+from .format import estimate_lines
+from .options import UsageError, add_config_options, config_of
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands):
+    model = commands.add_parser("model", help="predict passes, cycles and GB/s (performance "
+                                "model)")
+    add_config_options(model)
+    size = model.add_mutually_exclusive_group(required=True)
+    size.add_argument("--bytes", help="data size: 4G, 256M, 65536 (8-byte records)")
+    size.add_argument("--sweep", action="store_true",
+                      help="32 MB .. 4 GB next to the paper's measurements")
+    model.add_argument("--memory", choices=["measured", "peak", "ideal"], default="measured",
+                       help="HBM per channel: measured sequential bandwidth (default), the "
+                            "peak figure, or ideal (one beat per cycle, as in simulation)")
+    model.add_argument("--plot", type=Path, help="with --sweep: write a PNG plot here")
+    model.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+
+
+def run(args):
+    from ..perf.model import estimate
+    from ..perf.sweep import format_size, parse_size, plot_sweep, sweep, sweep_table
+
+    config = config_of(args)
+    if args.plot and not args.sweep:
+        raise UsageError("--plot needs --sweep")
+    if args.sweep:
+        rows = sweep(config, memory=args.memory)
+        for line in sweep_table(config, rows, args.memory):
+            print(line)
+        if args.plot:
+            print(f"wrote {plot_sweep(config, rows, args.plot, args.memory)}")
+        figures = rows
+    else:
+        try:
+            size = parse_size(args.bytes)
+        except ValueError as error:
+            raise UsageError(f"--bytes: {error}") from None
+        if size % config.record_bytes:
+            raise UsageError(f"--bytes must be a multiple of the record size "
+                             f"({config.record_bytes}), not {size}")
+        try:
+            e = estimate(config, size // config.record_bytes, args.memory)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        for line in estimate_lines(e, format_size(size)):
+            print(line)
+        figures = {"records": e.records, "passes": e.passes,
+                   "phase1_cycles": e.phase1.cycles, "phase2_cycles": e.phase2.cycles,
+                   "phase1_gbps": e.phase1.gbps, "phase2_gbps": e.phase2.gbps,
+                   "overall_gbps": e.total.gbps, "seconds": e.total.seconds,
+                   "bound": e.bound()}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")

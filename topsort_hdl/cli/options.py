@@ -1,0 +1,39 @@
+"""What the subcommands share: the program's name, the user-mistake exception and the parser
+that raises it, the ``--config``/``--set`` and record-width options."""
+
+import argparse
+
+__all__ = ["PROG", "UsageError", "Parser", "add_config_options", "add_record_options",
+           "config_of"]
+
+PROG = "topsort-hdl"
+
+
+class UsageError(Exception):
+    """A mistake of the user's: reported in one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def add_record_options(parser):
+    parser.add_argument("--key-bits", type=int, default=32, help="key width (default 32)")
+    parser.add_argument("--value-bits", type=int, default=32, help="value width (default 32)")
+
+
+def add_config_options(parser, default="u280", about="named configuration (default u280)"):
+    parser.add_argument("--config", default=default, help=about)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a configuration parameter (repeatable)")
+
+
+def config_of(args):
+    """The configuration ``--config`` names, with ``--set``'s overrides."""
+    from ..kernel.config import config_from
+
+    try:
+        return config_from(args.config, args.set)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
