@@ -107,7 +107,7 @@ units: setup
 	$(VENV)/bin/topsort-hdl unit tree --rate 8 --leaves 16 --out build/units/tree_p8_l16.v
 
 sim-u280: setup
-	$(VPY) -m pytest -m slow tests/kernel/test_kernel.py -k u280
+	$(VPY) -m pytest -m slow tests/hardware/kernel/test_kernel.py -k u280
 
 # e.g. make profile CONFIG=small SET="trees=2 channel_bytes=1048576" RECORDS=32768 TREE=1
 CONFIG  ?= small

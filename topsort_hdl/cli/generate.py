@@ -16,7 +16,7 @@ def add_parser(commands):
 
 
 def run(args):
-    from ..kernel.generate import generate
+    from ..targets.kernel_verilog import generate
 
     config = config_of(args)
     out = args.out or Path("build") / config.name

@@ -51,7 +51,7 @@ def sort_config(args, size):
 
 
 def run(args):
-    from ..kernel.simulate import SimulationError, simulate_sort
+    from ..sim.kernel_sort import SimulationError, simulate_sort
 
     try:
         data = args.input.read_bytes()
