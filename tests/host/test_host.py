@@ -29,7 +29,7 @@ def tiny_u280(tmp_path_factory):
     from topsort_hdl.targets.kernel_verilog import generate
 
     out = tmp_path_factory.mktemp("tiny_u280_host")
-    generate(config_from("tiny", ["platform=u280"]), out)
+    generate(config_from("tiny", ["board=u280"]), out)
     return out
 
 

@@ -36,7 +36,7 @@ def sort_config(args, size):
     if none does: the checks that follow say why)."""
     if args.config is not None:
         config = config_of(args)
-        note = None if config.platform == "sim" else (
+        note = None if config.board == "sim" else (
             f"{config.name} is a full-size kernel: generating it takes about a minute and "
             f"simulating it all is slow (--sim verilator is faster; "
             f"{' and '.join(SORT_CONFIGS)} simulate in seconds)")

@@ -4,7 +4,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
-from .boards import PLATFORMS
+from .boards import HBM_BOARDS
 from .contract import report_bytes
 from .params import (
     MAX_MERGE_RATE,
@@ -37,7 +37,7 @@ class KernelConfig:
     """
 
     name: str = "custom"
-    platform: str = "u280"
+    board: str = "u280"
     trees: int = 16
     rate: int = 8
     leaves: int = 16
@@ -51,14 +51,14 @@ class KernelConfig:
     batch_bytes: int = 4096          # phase-2 output batches, round robin over the write ports
     read_outstanding: int = 16
     write_outstanding: int = 8
-    channel_bytes: int = 0           # 0: the platform's
-    clock_hz: int = 0                # 0: the platform's
+    channel_bytes: int = 0           # 0: the board's
+    clock_hz: int = 0                # 0: the board's
 
     def __post_init__(self):
-        if self.platform not in PLATFORMS:
-            raise ValueError(f"platform must be one of {', '.join(PLATFORMS)}, "
-                             f"not {self.platform!r}")
-        board = PLATFORMS[self.platform]
+        if self.board not in HBM_BOARDS:
+            raise ValueError(f"board must be one of {', '.join(HBM_BOARDS)}, "
+                             f"not {self.board!r}")
+        board = HBM_BOARDS[self.board]
         if not self.channel_bytes:
             object.__setattr__(self, "channel_bytes", board.channel_bytes)
         if not self.clock_hz:
@@ -171,23 +171,23 @@ class KernelConfig:
                 f"phase 2: {self.reuse} trees, {self.reuse * self.leaves} leaves, "
                 f"{self.reuse * self.rate} records/cycle; {self.data_width}-bit AXI; "
                 f"capacity {self.capacity} records ({self.capacity * self.record_bytes} B) on "
-                f"{self.platform} at {self.clock_hz / 1e6:g} MHz")
+                f"{self.board} at {self.clock_hz / 1e6:g} MHz")
 
 
 PRESETS = {
     "u280": KernelConfig(name="u280"),
     # The paper's shape on the U55C: same die, 512 MB channels (twice the records).
-    "u55c": KernelConfig(name="u55c", platform="u55c"),
-    "tiny": KernelConfig(name="tiny", platform="sim", trees=4, rate=2, leaves=4, reuse=2,
+    "u55c": KernelConfig(name="u55c", board="u55c"),
+    "tiny": KernelConfig(name="tiny", board="sim", trees=4, rate=2, leaves=4, reuse=2,
                          read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
                          batch_bytes=256, read_outstanding=4, write_outstanding=4),
-    "small": KernelConfig(name="small", platform="sim", trees=4, rate=4, leaves=8, reuse=2,
+    "small": KernelConfig(name="small", board="sim", trees=4, rate=4, leaves=8, reuse=2,
                           read_burst_bytes=512, reuse_burst_bytes=1024, write_burst_bytes=1024,
                           batch_bytes=1024, read_outstanding=8, write_outstanding=4,
                           channel_bytes=64 << 10),
     # The on-chip demo (topsort_hdl.targets.onchip): each tree's port reaches only its own two
     # block-RAM channels, so trees == reuse (phase 2 reuses every tree).
-    "demo": KernelConfig(name="demo", platform="onchip", trees=2, rate=2, leaves=4, reuse=2,
+    "demo": KernelConfig(name="demo", board="onchip", trees=2, rate=2, leaves=4, reuse=2,
                          read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
                          batch_bytes=256, read_outstanding=4, write_outstanding=4),
 }
@@ -207,14 +207,14 @@ def config_from(name="u280", overrides=()):
         if not sep or key not in fields or key == "name":
             allowed = ", ".join(k for k in fields if k != "name")
             raise ValueError(f"--set takes KEY=VALUE with KEY one of {allowed}, not {item!r}")
-        if key == "platform":
+        if key == "board":
             changes[key] = value
             continue
         try:
             changes[key] = int(value, 0)
         except ValueError:
             raise ValueError(f"{key} must be an integer, not {value!r}") from None
-    if "platform" in changes:   # board facts follow the board unless set too
+    if "board" in changes:   # board facts follow the board unless set too
         changes.setdefault("channel_bytes", 0)
         changes.setdefault("clock_hz", 0)
     return dataclasses.replace(PRESETS[name], **changes)

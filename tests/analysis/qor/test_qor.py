@@ -106,7 +106,7 @@ def test_resource_table_without_device_figures():
     estimate = ResourceEstimate(config, usage, {}, {}, compose(kernel.groups, usage),
                                 kernel.port_stages, levels)
     lines = resource_table(estimate)
-    assert "no device figures for platform sim" in lines[0]
+    assert "no device figures for board sim" in lines[0]
     assert lines[1].endswith(" levels") and lines[2].endswith("    1/2")
     assert any(line.startswith("kernel ") and line.rstrip().endswith("-") for line in lines)
     assert "  coupler_e2: 2 LUT levels, a[0] (FDRE Q) -> b (FDRE D) (LUT6 CARRY4*2 LUT2)" \

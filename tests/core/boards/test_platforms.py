@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from topsort_hdl.core.boards import DEMO_BOARDS, PLATFORMS, board_files, load_boards
-from topsort_hdl.core.boards.board import DemoBoard, Platform, Resources, VitisPlatform
+from topsort_hdl.core.boards import DEMO_BOARDS, HBM_BOARDS, board_files, load_boards
+from topsort_hdl.core.boards.board import DemoBoard, HbmBoard, Resources, VitisShell
 from topsort_hdl.targets.onchip.boards import BOARDS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -20,7 +20,7 @@ PBLOCKS = ("pblock_dynamic_SLR0", "pblock_dynamic_SLR1", "pblock_dynamic_SLR2")
 
 def test_one_file_per_board():
     names = {path.stem for path in BOARD_DIR.glob("*.toml")}
-    assert names == set(load_boards(BOARD_DIR)) == set(PLATFORMS) | set(DEMO_BOARDS)
+    assert names == set(load_boards(BOARD_DIR)) == set(HBM_BOARDS) | set(DEMO_BOARDS)
     assert names == {"u280", "u55c", "sim", "onchip", "ulx3s-85f", "ecp5-5g-evn"}
     # The checkout's files are the ones the package reads (an editable install).
     assert {Path(str(entry)).resolve() for entry in board_files()} == \
@@ -28,7 +28,7 @@ def test_one_file_per_board():
 
 
 def test_u280_figures():
-    u280 = PLATFORMS["u280"]
+    u280 = HBM_BOARDS["u280"]
     assert (u280.channels, u280.channel_bytes, u280.clock_hz) == (32, 256 << 20, 214_000_000)
     assert (u280.channel_gbps, u280.channel_gbps_measured) == (14.375, 13.27)
     assert (u280.channel_group, u280.hbm_slr, u280.sll_per_crossing) == (4, 0, 23_040)
@@ -39,25 +39,25 @@ def test_u280_figures():
     assert u280.part_resources == Resources(lut=1_303_680, ff=2_607_360, bram=2_016, uram=960,
                                             dsp=9_024)
     assert u280.vitis == (
-        VitisPlatform("xilinx_u280_gen3x16_xdma_1_202211_1", "level0_i/ulp", PBLOCKS),
-        VitisPlatform("xilinx_u280_xdma_201920_3", "pfm_top_i/dynamic_region", PBLOCKS))
+        VitisShell("xilinx_u280_gen3x16_xdma_1_202211_1", "level0_i/ulp", PBLOCKS),
+        VitisShell("xilinx_u280_xdma_201920_3", "pfm_top_i/dynamic_region", PBLOCKS))
 
 
 def test_other_boards_figures():
-    u280, u55c = PLATFORMS["u280"], PLATFORMS["u55c"]
-    assert u55c == Platform(
+    u280, u55c = HBM_BOARDS["u280"], HBM_BOARDS["u55c"]
+    assert u55c == HbmBoard(
         "u55c", "AMD Alveo U55C (xcu55c-fsvh2892-2L-e), 16 GB HBM2", part="xcu55c-fsvh2892-2L-e",
         channels=32, channel_bytes=512 << 20, channel_gbps=14.375, channel_gbps_measured=13.27,
         clock_hz=214_000_000, hbm_slr=0, slrs=u280.slrs, sll_per_crossing=23_040,
         part_resources=u280.part_resources, buffer_ram="ultra",
-        vitis=(VitisPlatform("xilinx_u55c_gen3x16_xdma_3_202210_1", "level0_i/ulp", PBLOCKS),))
-    assert PLATFORMS["sim"] == Platform(
+        vitis=(VitisShell("xilinx_u55c_gen3x16_xdma_3_202210_1", "level0_i/ulp", PBLOCKS),))
+    assert HBM_BOARDS["sim"] == HbmBoard(
         "sim", "simulation only: 32 channels of 16 KB", channels=32, channel_bytes=16 << 10,
         channel_gbps=14.375, clock_hz=214_000_000, channel_gbps_measured=13.27)
-    assert PLATFORMS["onchip"] == Platform(
+    assert HBM_BOARDS["onchip"] == HbmBoard(
         "onchip", "on-chip block RAM of an ECP5 board: 4 channels of 8 KB", channels=4,
         channel_bytes=8 << 10, channel_gbps=0.4, channel_gbps_measured=0.4, clock_hz=25_000_000)
-    assert list(PLATFORMS) == ["u280", "u55c", "sim", "onchip"]
+    assert list(HBM_BOARDS) == ["u280", "u55c", "sim", "onchip"]
     assert list(BOARDS) == list(DEMO_BOARDS) == ["ulx3s-85f", "ecp5-5g-evn"]
     assert BOARDS["ulx3s-85f"] == BOARDS["ulx3s-85f"].__class__(
         "ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform",
@@ -65,7 +65,7 @@ def test_other_boards_figures():
         "over its FTDI USB port",
         "openFPGALoader --board ulx3s {bitstream}")
     evn = DEMO_BOARDS["ecp5-5g-evn"]
-    assert (evn.module, evn.platform, evn.program) == (
+    assert (evn.module, evn.amaranth_platform, evn.program) == (
         "amaranth_boards.ecp5_5g_evn", "ECP55GEVNPlatform",
         "openFPGALoader --board ecp5_evn {bitstream}")
     assert evn.description.endswith("resistor jumpers moved (board user guide, section 6.2)")
@@ -108,7 +108,7 @@ name = "ulx3s-85f"
 kind = "demo-board"
 description = "Radiona ULX3S"
 module = "amaranth_boards.ulx3s"
-platform = "ULX3S_85F_Platform"
+amaranth_platform = "ULX3S_85F_Platform"
 program = "openFPGALoader --board ulx3s {bitstream}"
 """
 
@@ -123,7 +123,7 @@ def test_adding_a_board_is_adding_a_file(tmp_path):
     shutil.copytree(BOARD_DIR, tmp_path / "boards")
     write(tmp_path / "boards", "u50.toml", SIM.replace('"sim"', '"u50"') + SLR + VITIS + SOURCES)
     boards = load_boards(tmp_path / "boards")
-    assert set(boards) == set(PLATFORMS) | set(DEMO_BOARDS) | {"u50"}
+    assert set(boards) == set(HBM_BOARDS) | set(DEMO_BOARDS) | {"u50"}
     u50 = boards["u50"]
     assert (u50.channels, u50.slrs, u50.vitis[0].pblocks) == (
         32, (Resources(lut=369_000, ff=746_000),), ("pblock_dynamic_SLR0",))
@@ -211,8 +211,8 @@ def test_an_installed_package_finds_every_board(tmp_path, install_package):
     python = install_package() / "python"
     script = ("import pathlib, topsort_hdl.core.boards as p; "
               "print(pathlib.Path(p.__file__).parent.parent); "
-              "print(' '.join(sorted(p.PLATFORMS) + sorted(p.DEMO_BOARDS)))")
+              "print(' '.join(sorted(p.HBM_BOARDS) + sorted(p.DEMO_BOARDS)))")
     got = subprocess.run([python, "-c", script], check=True, capture_output=True, text=True,
                          cwd=tmp_path).stdout.split("\n")
     assert "site-packages" in got[0]
-    assert got[1].split() == sorted(PLATFORMS) + sorted(DEMO_BOARDS)
+    assert got[1].split() == sorted(HBM_BOARDS) + sorted(DEMO_BOARDS)

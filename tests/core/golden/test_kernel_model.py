@@ -77,10 +77,10 @@ def test_split_records():
     (["channel_bytes=4294967296"], "capacity must be below 2..32 records"),
     (["reuse_burst_bytes=512"], "reuse_burst_bytes must be at least read_burst_bytes "
                                 "..024., not 512"),
-    (["frequency=3"], "--set takes KEY=VALUE with KEY one of platform, trees"),
+    (["frequency=3"], "--set takes KEY=VALUE with KEY one of board, trees"),
     (["trees"], "--set takes KEY=VALUE"),
     (["trees=many"], "trees must be an integer, not 'many'"),
-    (["platform=vu9p"], "platform must be one of u280, u55c, sim, onchip, not 'vu9p'"),
+    (["board=vu9p"], "board must be one of u280, u55c, sim, onchip, not 'vu9p'"),
 ])
 def test_config_errors(overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -92,7 +92,7 @@ def test_config_presets_and_overrides():
     assert config_from("u280").runs_per_tree == 4
     assert config_from("u280").length_bits == 43     # 2^40 records of 8 bytes
     assert config_from("u280").capacity * 8 > (4 << 30) - (1 << 20)
-    small = config_from("u280", ["platform=sim"])
+    small = config_from("u280", ["board=sim"])
     assert small.channel_bytes == 16 << 10
     with pytest.raises(ValueError, match="config must be one of u280, u55c, tiny, small"):
         config_from("huge")

@@ -6,7 +6,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from topsort_hdl.core.boards import PLATFORMS
+from topsort_hdl.core.boards import HBM_BOARDS
 from topsort_hdl.core.config import config_from
 from topsort_hdl.core.contract import Layout, default_halves, default_report_address
 from topsort_hdl.core.golden.kernel import KernelModel
@@ -19,7 +19,7 @@ from topsort_hdl.targets.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VER
 from topsort_hdl.targets.vitis.kernel_xml import kernel_xml
 
 # The tiny kernel on the U280 board: generated in seconds, named and mapped by the same rules.
-TINY_U280 = ["platform=u280"]
+TINY_U280 = ["board=u280"]
 
 
 def parse_kernel_xml(text):
@@ -82,7 +82,7 @@ def test_every_verilog_port_belongs_to_a_kernel_xml_interface(tiny_u280_project)
 
 def test_packaging_script_agrees_with_kernel_xml():
     config = config_from("u280")
-    tcl = package_tcl(config, PLATFORMS["u280"].part)
+    tcl = package_tcl(config, HBM_BOARDS["u280"].part)
     assert f"-vendor {VENDOR} -library {LIBRARY}" in tcl
     assert f"set_property name {KERNEL_NAME} $core" in tcl
     assert f"set_property version {VERSION} $core" in tcl
@@ -94,7 +94,7 @@ def test_packaging_script_agrees_with_kernel_xml():
     interfaces = re.search(r"foreach busif \[list (.*?)\]", tcl).group(1).split()
     _, ports, _ = parse_kernel_xml(kernel_xml(config))
     assert sorted(interfaces) == sorted(ports)
-    assert f"-part {PLATFORMS['u280'].part}" in tcl
+    assert f"-part {HBM_BOARDS['u280'].part}" in tcl
 
 
 @pytest.mark.parametrize("name,overrides", [("u280", []), ("tiny", []), ("small", []),
@@ -144,37 +144,37 @@ def test_link_config_lines():
 # The floorplan model --------------------------------------------------------------------------
 
 
-def check_floorplan(config, platform, plan, estimates, utilization, sll_fraction):
+def check_floorplan(config, board, plan, estimates, utilization, sll_fraction):
     """A placement respects every die's budget and every boundary's SLLs, and stages follow
     the dies crossed."""
     from topsort_hdl.targets.vitis.floorplan import axi_port_signals
 
     reused = set(config.reused_trees)
-    for die, slr in enumerate(platform.slrs):
-        used = estimates["phase2"] if die == platform.hbm_slr else type(slr)()
+    for die, slr in enumerate(board.slrs):
+        used = estimates["phase2"] if die == board.hbm_slr else type(slr)()
         for tree in plan.trees_on(die):
             used = used + estimates["reused_tree" if tree in reused else "tree"]
         assert used.fits(slr * utilization), die
     port = axi_port_signals(config.axi)
-    for boundary in range(len(platform.slrs) - 1):
+    for boundary in range(len(board.slrs) - 1):
         above = [t for t, d in enumerate(plan.slr) if d > boundary]
         wires = sum(port + (config.data_width + 1 if t in reused else 0) for t in above)
-        assert wires == plan.crossing[boundary] <= platform.sll_per_crossing * sll_fraction
-    assert plan.stages == tuple(2 * abs(d - platform.hbm_slr) for d in plan.slr)
+        assert wires == plan.crossing[boundary] <= board.sll_per_crossing * sll_fraction
+    assert plan.stages == tuple(2 * abs(d - board.hbm_slr) for d in plan.slr)
 
 
 def test_floorplan_reproduces_the_paper_with_its_estimates():
     from topsort_hdl.targets.vitis.floorplan import PAPER_U280_ESTIMATES, plan_floorplan
 
-    config, platform = config_from("u280"), PLATFORMS["u280"]
-    plan = plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.95)
+    config, board = config_from("u280"), HBM_BOARDS["u280"]
+    plan = plan_floorplan(config, board, **PAPER_U280_ESTIMATES, utilization=0.95)
     assert [len(plan.trees_on(d)) for d in range(3)] == [2, 6, 8]     # the paper's 2 / 6 / 8
     assert set(plan.trees_on(0)) <= set(config.reused_trees)
-    check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.95, 0.85)
+    check_floorplan(config, board, plan, PAPER_U280_ESTIMATES, 0.95, 0.85)
     # With a 90% die budget the middle die cannot take two reused trees: 3 / 5 / 8.
-    plan = plan_floorplan(config, platform, **PAPER_U280_ESTIMATES, utilization=0.9)
+    plan = plan_floorplan(config, board, **PAPER_U280_ESTIMATES, utilization=0.9)
     assert [len(plan.trees_on(d)) for d in range(3)] == [3, 5, 8]
-    check_floorplan(config, platform, plan, PAPER_U280_ESTIMATES, 0.9, 0.85)
+    check_floorplan(config, board, plan, PAPER_U280_ESTIMATES, 0.9, 0.85)
 
 
 def test_stored_figures_match_the_presets():
@@ -197,12 +197,12 @@ def test_stored_figures_match_the_presets():
 def test_generation_floorplans_with_the_stored_figures():
     from topsort_hdl.targets.vitis import board_floorplan, floorplan_estimates
 
-    config, platform = config_from("u280"), PLATFORMS["u280"]
+    config, board = config_from("u280"), HBM_BOARDS["u280"]
     estimates, source = floorplan_estimates(config)
     assert source == "the stored QoR estimate of u280"
     assert estimates["tree"].uram > 0 and estimates["phase2"].lut > estimates["tree"].lut
     plan = board_floorplan(config)
-    check_floorplan(config, platform, plan, estimates, 0.95, 0.85)
+    check_floorplan(config, board, plan, estimates, 0.95, 0.85)
     assert len(plan.trees_on(0)) < config.trees      # trees leave the HBM die
     # A changed shape has no figures of its own: the paper's.
     changed = config_from("u280", ["read_outstanding=8"])
@@ -213,18 +213,18 @@ def test_floorplan_limits():
     from topsort_hdl.core.boards import Resources
     from topsort_hdl.targets.vitis.floorplan import plan_floorplan
 
-    config, platform = config_from("u280"), PLATFORMS["u280"]
+    config, board = config_from("u280"), HBM_BOARDS["u280"]
     small = {"tree": Resources(lut=1000), "reused_tree": Resources(lut=2000),
              "phase2": Resources(lut=5000)}
-    plan = plan_floorplan(config, platform, **small)
-    check_floorplan(config, platform, plan, small, 0.9, 0.85)
+    plan = plan_floorplan(config, board, **small)
+    check_floorplan(config, board, plan, small, 0.9, 0.85)
     # Tiny trees all want to leave the HBM die; the SLLs between dies 0 and 1 stop them.
     assert len(plan.trees_on(0)) >= 1 and plan.crossing[0] > 0.8 * 23_040 * 0.85
     with pytest.raises(ValueError, match="u280 does not fit on u280: no placement keeps"):
-        plan_floorplan(config, platform, Resources(lut=200_000), Resources(lut=200_000),
+        plan_floorplan(config, board, Resources(lut=200_000), Resources(lut=200_000),
                        Resources(lut=10_000))
-    with pytest.raises(ValueError, match="platform sim has no die resources"):
-        plan_floorplan(config_from("tiny"), PLATFORMS["sim"], **small)
+    with pytest.raises(ValueError, match="board sim has no die resources"):
+        plan_floorplan(config_from("tiny"), HBM_BOARDS["sim"], **small)
 
 
 def test_floorplan_cells_exist_in_the_generated_hierarchy(tiny_u280_project):
@@ -255,5 +255,5 @@ def test_u55c_project_targets_its_board(tmp_path):
     assert "-part xcu55c-fsvh2892-2L-e" in files["package_kernel.tcl"]
     assert "sp=topsort_1.m00_axi:HBM[0:7]" in files["link.cfg"]
     assert "HALF_BYTES = 536866816ULL" in files["topsort_config.h"]   # 512 MB channels - 4 KB
-    # The simulation board has no Vitis platform: no Vitis files.
+    # The simulation board has no Vitis board: no Vitis files.
     assert write_project(config_from("tiny"), tmp_path / "sim") == []

@@ -24,7 +24,7 @@ long phase-2 bursts, and the ports feed one tree of ``r*p`` records per cycle. W
 the ports' leaves do not drain evenly: the measured loss is the ``PHASE2_BALANCE`` factor.
 
 Memory: ``ideal`` (one beat per cycle per port, what the simulations' AXI RAM gives),
-``peak`` (the platform's per-channel figure) or ``measured`` (its measured sequential-burst
+``peak`` (the board's per-channel figure) or ``measured`` (its measured sequential-burst
 figure). A tree reads one channel and writes another, so in phase 1 it is memory-bound when
 ``p * record_bytes * clock`` exceeds a channel's bandwidth; in phase 2 each port's reads are
 bounded the same way. Not modelled: HBM refresh and page effects, and the switch's lateral
@@ -40,7 +40,7 @@ one leaf at a time (one record per cycle per tree in phase 1, ``p`` in phase 2).
 import math
 from dataclasses import dataclass
 
-from ...core.boards import PLATFORMS
+from ...core.boards import HBM_BOARDS
 from ...core.plan import ceil_div, leaf_regions, phase2_leaves, split_records, tree_plan
 from ...core.tree_shape import extra_rates, tree_rates
 
@@ -124,7 +124,7 @@ def memory_rate(config, memory):
         raise ValueError(f"memory must be one of {', '.join(MEMORY_MODELS)}, not {memory!r}")
     if memory == "ideal":
         return float("inf")
-    board = PLATFORMS[config.platform]
+    board = HBM_BOARDS[config.board]
     gbps = board.channel_gbps if memory == "peak" else board.channel_gbps_measured
     return gbps * 1e9 / (config.record_bytes * config.clock_hz)
 

@@ -49,9 +49,9 @@ def hbm_limit_gbps(config, passes, memory_gbps):
 
 def sweep(config, sizes=SWEEP_SIZES, memory="measured"):
     """One row per size (clamped to the configuration's capacity): the model's figures."""
-    from ...core.boards import PLATFORMS
+    from ...core.boards import HBM_BOARDS
 
-    board = PLATFORMS[config.platform]
+    board = HBM_BOARDS[config.board]
     gbps = board.channel_gbps_measured if memory == "measured" else board.channel_gbps
     rows = []
     for size in sizes:

@@ -5,7 +5,7 @@ composition, as a share of the board's device; and each block's deepest path in 
 import time
 from dataclasses import dataclass, field
 
-from ...core.boards import PLATFORMS
+from ...core.boards import HBM_BOARDS
 from .blocks import compose, kernel_parts
 from .synth import synthesize
 
@@ -27,7 +27,7 @@ class ResourceEstimate:
 
     def fractions(self, name="kernel"):
         """Per resource kind, block or group ``name`` as a share of the whole device."""
-        part = PLATFORMS[self.config.platform].part_resources
+        part = HBM_BOARDS[self.config.board].part_resources
         return self.groups[name].resources().fractions(part)
 
 
@@ -79,14 +79,14 @@ def _deepest_lines(estimate):
 
 def resource_table(estimate):
     c = estimate.config
-    board = PLATFORMS[c.platform]
+    board = HBM_BOARDS[c.board]
     part = board.part_resources
     head = (f"{'block':<24} {'LUT':>9} {'logic':>9} {'LUTRAM':>7} {'SRL':>6} {'FF':>9} "
             f"{'BRAM':>6} {'URAM':>5} {'%LUT':>6} {'%FF':>6} {'%BRAM':>6} {'%URAM':>6}")
     levels = " levels" if estimate.levels else ""
     device = (f"% of the {board.part} ({part.lut:,} LUT, {part.ff:,} FF, {part.bram:g} RAMB36, "
               f"{part.uram} URAM288)"
-              if part.lut else f"no device figures for platform {board.name}")
+              if part.lut else f"no device figures for board {board.name}")
     lines = [f"{c.name}: Yosys synth_xilinx -family xcup estimates (not Vivado's); {device}",
              head + levels]
     for name, usage in estimate.blocks.items():
@@ -123,7 +123,7 @@ def _floorplan_lines(estimate):
     from ...targets.vitis.project import board_floorplan, floorplan_estimates
 
     c = estimate.config
-    board = PLATFORMS[c.platform]
+    board = HBM_BOARDS[c.board]
     if not board.slrs:
         return []
     groups = estimate.groups

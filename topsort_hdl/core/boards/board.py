@@ -3,7 +3,7 @@ of the repository) are read into. Plain data, no Amaranth."""
 
 from dataclasses import dataclass
 
-__all__ = ["Platform", "Resources", "VitisPlatform", "DemoBoard", "RESOURCE_KINDS"]
+__all__ = ["HbmBoard", "Resources", "VitisShell", "DemoBoard", "RESOURCE_KINDS"]
 
 RESOURCE_KINDS = ("lut", "ff", "bram", "uram", "dsp")
 
@@ -39,7 +39,7 @@ class Resources:
 
 
 @dataclass(frozen=True)
-class VitisPlatform:
+class VitisShell:
     """A Vitis platform (shell) for a board: the name v++ takes, where kernels live in the
     hierarchy (floorplan XDC cell paths start there) and its per-SLR pblocks."""
 
@@ -49,8 +49,10 @@ class VitisPlatform:
 
 
 @dataclass(frozen=True)
-class Platform:
-    """An HBM board as the kernel sees it.
+class HbmBoard:
+    """A board a kernel configuration runs on (``kind = "hbm"``), as the kernel sees it: HBM
+    pseudo channels, or memories that stand in for them (the simulation's, the on-chip
+    demo's block RAM).
 
     Members
     -------
@@ -75,7 +77,7 @@ class Platform:
         Resources available to kernels in each SLR (the dynamic region), bottom die first.
     sll_per_crossing : int
         Super long lines between two neighbouring SLRs.
-    vitis : tuple of VitisPlatform
+    vitis : tuple of VitisShell
         Public Vitis platforms for the board, the default first.
     part_resources : Resources
         The whole device, shell included.
@@ -116,15 +118,15 @@ class DemoBoard:
     Members
     -------
     name, description : str
-    module, platform : str
-        The amaranth-boards module and platform class of the board (resolved, and the board
-        built, by :mod:`topsort_hdl.targets.onchip.boards`).
+    module, amaranth_platform : str
+        The amaranth-boards module and Amaranth platform class of the board (resolved, and
+        the board built, by :mod:`topsort_hdl.targets.onchip.boards`).
     program : str
         The command that loads a bitstream into the board, with a ``{bitstream}`` field.
     """
 
     name: str
     module: str
-    platform: str
+    amaranth_platform: str
     description: str
     program: str

@@ -2,7 +2,7 @@
 of the repository (installed as the package data of ``topsort_hdl.platform_data``).
 
 A file names its ``kind``: ``hbm`` (the memory a kernel configuration runs on: channels, dies,
-resources, Vitis shells, clock; read into a :class:`Platform`) or ``demo-board`` (a board the
+resources, Vitis shells, clock; read into a :class:`HbmBoard`) or ``demo-board`` (a board the
 on-chip demo builds for; read into a :class:`DemoBoard`); ``order`` places it in the lists
 (lower first, files without one last, by file name). Every number of an ``hbm`` file
 carries its source: ``field = { value = 32, source = "DS963" }``, or a ``source`` key in a
@@ -15,7 +15,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from .board import RESOURCE_KINDS, DemoBoard, Platform, Resources, VitisPlatform
+from .board import RESOURCE_KINDS, DemoBoard, HbmBoard, Resources, VitisShell
 
 __all__ = ["load_boards", "board_files", "KINDS", "BUFFER_RAMS"]
 
@@ -118,7 +118,7 @@ class _File:
         if len(pblocks) != dies:
             self.fail(f"{field}.pblocks", f"must name one pblock per SLR ({dies} in slrs), "
                                           f"not {len(pblocks)}: {list(pblocks)}")
-        return VitisPlatform(self.text(f"{field}.name", value["name"]),
+        return VitisShell(self.text(f"{field}.name", value["name"]),
                              self.text(f"{field}.region", value["region"]), pblocks)
 
 
@@ -153,7 +153,7 @@ _FIELDS = {
     ]),
     "demo-board": _COMMON | dict([
         _field("module", _File.text, required=True),
-        _field("platform", _File.text, required=True),
+        _field("amaranth_platform", _File.text, required=True),
         _field("program", _File.text, required=True),
         _field("sources", _File.table),
     ]),
@@ -203,7 +203,7 @@ def _read(path, text):
         if values.get("buffer_ram", "") not in BUFFER_RAMS:
             file.fail("buffer_ram", f"must be one of {', '.join(map(repr, BUFFER_RAMS))}, "
                                     f"not {values['buffer_ram']!r}")
-        board = Platform(**values)
+        board = HbmBoard(**values)
     unused = [key for key in file.sources if key not in file.cited]
     if unused:
         file.fail("sources", f"{', '.join(unused)} cited by no field (remove, or cite)")
@@ -228,7 +228,7 @@ def board_files(directory=None):
 
 def load_boards(directory=None):
     """Every board of ``directory`` (default: the installed ``platforms/``): a dictionary from
-    name to :class:`Platform` or :class:`DemoBoard`, in ``order`` (boards without one last),
+    name to :class:`HbmBoard` or :class:`DemoBoard`, in ``order`` (boards without one last),
     then by file name. A bad file raises a :class:`ValueError` naming the file and the field."""
     boards, origin = [], {}
     for entry in board_files(directory):

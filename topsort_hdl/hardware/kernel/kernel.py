@@ -17,7 +17,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ...core.boards import PLATFORMS
+from ...core.boards import HBM_BOARDS
 from ...core.config import COUNT_BITS
 from ...core.contract import (
     REPORT_ARGUMENT,
@@ -74,7 +74,7 @@ def tree_read_engine(config, reused=False):
                          short_burst_bytes=c.read_burst_bytes,
                          max_outstanding=c.read_outstanding,
                          length_bits=c.length_bits,
-                         buffer_style=PLATFORMS[c.platform].buffer_ram or None,
+                         buffer_style=HBM_BOARDS[c.board].buffer_ram or None,
                          leaf_beats=leaf_beats(c))
 
 

@@ -33,7 +33,7 @@ class Board(DemoBoard):
     a ``{bitstream}`` field)."""
 
     def create(self):
-        return getattr(importlib.import_module(self.module), self.platform)()
+        return getattr(importlib.import_module(self.module), self.amaranth_platform)()
 
 
 BOARDS = {name: Board(**asdict(board)) for name, board in DEMO_BOARDS.items()}
