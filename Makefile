@@ -78,9 +78,11 @@ qor: setup
 qor-update: setup
 	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
 
-# Plain Python (json only): no set-up needed. tests/test_docs.py fails until this has run.
-docs:
+# The golden tables are plain Python (json only); the model table computes the performance
+# model. tests/test_docs.py and tests/analysis/perf/test_perf.py fail until this has run.
+docs: setup
 	$(PYTHON) scripts/golden_tables.py
+	$(VPY) -m topsort_hdl.analysis.qor.model_table benchmarks/golden/qor.json docs/performance-model.md
 
 figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures

@@ -9,7 +9,7 @@ import pytest
 
 from topsort_hdl.analysis.perf.model import estimate
 from topsort_hdl.analysis.perf.sweep import PAPER_U280, parse_size, plot_sweep, sweep, sweep_table
-from topsort_hdl.analysis.qor import MODEL_TOLERANCE, check, load, model_errors
+from topsort_hdl.analysis.qor import MODEL_TOLERANCE, check, load, model_errors, model_table
 from topsort_hdl.analysis.qor.measure import BENCHMARK_SORTS, benchmark_config
 from topsort_hdl.core.config import PRESETS, config_from
 from topsort_hdl.core.plan import split_records, tree_plan
@@ -20,10 +20,7 @@ GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.js
 
 def golden_rows(name):
     """The benchmark sorts' RTL cycle counts as the golden file keeps them."""
-    figures = load(GOLDEN)
-    return [{"records": n, "phase1_cycles": figures[f"cycles.{name}.{n}.phase1"]["value"],
-             "phase2_cycles": figures[f"cycles.{name}.{n}.phase2"]["value"]}
-            for n in BENCHMARK_SORTS[name][1]]
+    return model_table.golden_rows(load(GOLDEN), name)
 
 
 @pytest.mark.parametrize("name", list(BENCHMARK_SORTS))
@@ -47,6 +44,18 @@ def test_tiny_rtl_cycles_match_the_golden_figures_and_the_model():
     for records, phase, rtl, model, error in model_errors(config, rows):
         assert rtl == golden[records][f"{phase}_cycles"]
         assert abs(error) <= MODEL_TOLERANCE, (records, phase, rtl, model)
+
+
+def test_the_docs_model_table_is_current():
+    """docs/performance-model.md's table is what the golden RTL cycles and the model give
+    (``make docs`` rewrites it); a stale cell fails."""
+    page = (GOLDEN.parents[2] / "docs" / "performance-model.md").read_text()
+    figures = load(GOLDEN)
+    assert model_table.render(page, figures) == page
+    region = page[page.index(model_table.BEGIN):]
+    row = next(line for line in region.splitlines() if line.startswith("| `tiny` |"))
+    stale = page.replace(row, "| `tiny` | 1 | 1 / 1 (+0.0%) | 1 / 1 (+0.0%) |")
+    assert stale != page and model_table.render(stale, figures) == page
 
 
 def test_model_follows_the_plan_and_the_memory():
