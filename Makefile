@@ -78,9 +78,11 @@ qor: setup
 qor-update: setup
 	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
 
-# Plain Python (json only): no set-up needed. tests/test_docs.py fails until this has run.
-docs:
+# The golden tables are plain Python (json only); the model table computes the performance
+# model. tests/test_docs.py and tests/analysis/perf/test_perf.py fail until this has run.
+docs: setup
 	$(PYTHON) scripts/golden_tables.py
+	$(VPY) -m topsort_hdl.analysis.qor.model_table benchmarks/golden/qor.json docs/performance-model.md
 
 figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures
@@ -107,7 +109,7 @@ units: setup
 	$(VENV)/bin/topsort-hdl unit tree --rate 8 --leaves 16 --out build/units/tree_p8_l16.v
 
 sim-u280: setup
-	$(VPY) -m pytest -m slow tests/kernel/test_kernel.py -k u280
+	$(VPY) -m pytest -m slow tests/hardware/kernel/test_kernel.py -k u280
 
 # e.g. make profile CONFIG=small SET="trees=2 channel_bytes=1048576" RECORDS=32768 TREE=1
 CONFIG  ?= small

@@ -11,7 +11,7 @@ The file names the golden file, the parenthesis the table (:data:`TABLES`, with 
 ``python3 scripts/golden_tables.py`` rewrites every marked region of ``docs/*.md`` from the
 golden files; ``--check`` only says which pages differ (exit 1), as the test does. Plain
 Python, no package import: the golden format is ``{"figures": {name: {"value", "band",
-"better"}}}`` (``topsort_hdl/golden.py``).
+"better"}}}`` (``topsort_hdl/analysis/regression.py``).
 """
 
 import argparse

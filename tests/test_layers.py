@@ -1,8 +1,8 @@
 """Layers that point one way: every module of ``topsort_hdl/`` has a layer, and
 imports only from its own layer and those below.
 
-The layers are data, here and nowhere else: only this test reads them, and a table inside the
-package would need a layer of its own. Lowest first:
+Each layer is a folder of ``topsort_hdl/`` (the map below is data, here and nowhere else: only
+this test reads it). Lowest first:
 
 - ``core``: plain Python, no Amaranth (directly or through another module): parameter checks,
   configuration and presets, the pass plan, the host contract (register map, kernel arguments,
@@ -15,14 +15,14 @@ package would need a layer of its own. Lowest first:
   the on-chip demo and its board builds.
 - ``host``: the host library and the card-side host; it imports the core only (an extra rule,
   below), so a host needs no HDL toolchain.
-- ``simulation``: the harnesses that run the hardware in a simulator (``sim/``,
-  ``kernel/simulate.py``) and the tree model, whose padded layout is the Amaranth record
-  layout the benches pack bundles with. The cocotb kernel bench drives the simulated kernel
-  through the host library, hence host below simulation.
-- ``analysis``: the performance model and QoR. QoR measures benchmark sorts in simulation and
-  synthesises the targets' output, hence analysis above simulation and targets. The
-  performance model is plain Python but belongs here: nothing below needs it, and it is what
-  QoR compares the measured sorts with.
+- ``simulation``: the harnesses that run the hardware in a simulator (``sim/``, with
+  ``kernel_sort.py`` behind ``topsort-hdl sort``) and the tree model, whose padded layout is
+  the Amaranth record layout the benches pack bundles with. The cocotb kernel bench drives the
+  simulated kernel through the host library, hence host below simulation.
+- ``analysis``: the performance model, QoR and the golden figures' format and policy. QoR
+  measures benchmark sorts in simulation and synthesises the targets' output, hence analysis
+  above simulation and targets. The performance model is plain Python but belongs here:
+  nothing below needs it, and it is what QoR compares the measured sorts with.
 - ``cli``: the command line, which may use everything.
 
 Rules, each reported naming the module, the line and the import at fault:
@@ -33,9 +33,9 @@ Rules, each reported naming the module, the line and the import at fault:
 4. nothing imports a private Amaranth module or name (a part starting with ``_``).
 
 Imports inside functions count, and so do the packages an import runs first: importing
-``topsort_hdl.kernel.config`` runs ``topsort_hdl/kernel/__init__.py``. Files in a folder without
-``__init__.py`` (the Vitis templates) are scripts copied out of the package: their own imports
-count, the folders around them do not.
+``topsort_hdl.core.boards.load`` runs ``topsort_hdl/core/boards/__init__.py``. Files in a folder
+without ``__init__.py`` (the Vitis templates) are scripts copied out of the package: their own
+imports count, the folders around them do not.
 """
 
 import ast
@@ -49,68 +49,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("topsort_hdl",)
 
-# Lowest first. Patterns are relative paths; ``*`` stays within one folder.
+# Lowest first. Patterns are relative paths; ``*`` stays within one folder, ``**`` does not. A
+# layer is a folder of the package; the one exception is the card-side host, a script the Vitis
+# project copies out of the package's templates.
 LAYERS = {
-    "core": [
-        "topsort_hdl/__init__.py",
-        "topsort_hdl/contract.py",
-        "topsort_hdl/register_map.py",
-        "topsort_hdl/register_table.py",
-        "topsort_hdl/params.py",
-        "topsort_hdl/axi_params.py",
-        "topsort_hdl/tree_shape.py",
-        "topsort_hdl/platforms/*.py",
-        "topsort_hdl/kernel/__init__.py",
-        "topsort_hdl/kernel/config.py",
-        "topsort_hdl/kernel/plan.py",
-        "topsort_hdl/kernel/model.py",
-        "topsort_hdl/kernel/figures.py",
-        "topsort_hdl/models/__init__.py",
-        "topsort_hdl/models/bitonic.py",
-        "topsort_hdl/models/memory.py",
-        "topsort_hdl/models/mms.py",
-        "topsort_hdl/models/sort.py",
-        "topsort_hdl/models/workloads.py",
-        "topsort_hdl/golden.py",
-    ],
-    "hardware": [
-        "topsort_hdl/block.py",
-        "topsort_hdl/records/*.py",
-        "topsort_hdl/merge/*.py",
-        "topsort_hdl/tree/*.py",
-        "topsort_hdl/axi/*.py",
-        "topsort_hdl/kernel/controller.py",
-        "topsort_hdl/kernel/feeder.py",
-        "topsort_hdl/kernel/packer.py",
-        "topsort_hdl/kernel/report.py",
-        "topsort_hdl/kernel/arguments.py",
-        "topsort_hdl/kernel/kernel.py",
-    ],
-    "targets": [
-        "topsort_hdl/kernel/generate.py",
-        "topsort_hdl/units.py",
-        "topsort_hdl/vitis/*.py",
-        "topsort_hdl/onchip/*.py",
-    ],
-    "host": [
-        "topsort_hdl/host/*.py",
-        "topsort_hdl/vitis/templates/host.py",
-    ],
-    "simulation": [
-        "topsort_hdl/sim/*.py",
-        "topsort_hdl/sim/amaranth/*.py",
-        "topsort_hdl/sim/cocotb/*.py",
-        "topsort_hdl/kernel/simulate.py",
-        "topsort_hdl/models/tree.py",
-    ],
-    "analysis": [
-        "topsort_hdl/perf/*.py",
-        "topsort_hdl/qor/*.py",
-    ],
-    "cli": [
-        "topsort_hdl/cli/*.py",
-        "topsort_hdl/__main__.py",
-    ],
+    "core": ["topsort_hdl/__init__.py", "topsort_hdl/core/**.py"],
+    "hardware": ["topsort_hdl/hardware/**.py"],
+    "targets": ["topsort_hdl/targets/*.py", "topsort_hdl/targets/vitis/*.py",
+                "topsort_hdl/targets/onchip/*.py"],
+    "host": ["topsort_hdl/host/**.py", "topsort_hdl/targets/vitis/templates/host.py"],
+    "simulation": ["topsort_hdl/sim/**.py"],
+    "analysis": ["topsort_hdl/analysis/**.py"],
+    "cli": ["topsort_hdl/cli/**.py", "topsort_hdl/__main__.py"],
 }
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 # Layers that may import only some of the layers below them.
@@ -119,8 +69,9 @@ NO_AMARANTH = {"core", "host"}
 
 
 def _pattern(glob):
-    return re.compile("".join("[^/]*" if part == "*" else re.escape(part)
-                              for part in re.split(r"(\*)", glob)) + r"\Z")
+    wild = {"**": ".*", "*": "[^/]*"}
+    return re.compile("".join(wild.get(part, re.escape(part))
+                              for part in re.split(r"(\*\*|\*)", glob)) + r"\Z")
 
 
 PATTERNS = {layer: [_pattern(glob) for glob in globs] for layer, globs in LAYERS.items()}
@@ -286,37 +237,40 @@ def test_a_backwards_import_is_reported():
     """A core module reaching for the kernel's hardware, inside a function, is caught twice:
     by the layer order and by the no-Amaranth rule."""
     modules = collect()
-    source = modules["topsort_hdl.kernel.plan"].source + (
-        "\n\ndef _backwards():\n    from .kernel import TopSortKernel\n    return TopSortKernel\n")
-    problems = check(_with(modules, "topsort_hdl.kernel.plan", source))
+    source = modules["topsort_hdl.core.plan"].source + (
+        "\n\ndef _backwards():\n    from ..hardware.kernel.kernel import TopSortKernel\n"
+        "    return TopSortKernel\n")
+    problems = check(_with(modules, "topsort_hdl.core.plan", source))
     print(_report(problems))
     line = source.count("\n") - 1
-    assert (f"topsort_hdl/kernel/plan.py (core) line {line} imports topsort_hdl.kernel.kernel "
-            f"(hardware): a core module may import only core") in problems
-    assert any(p.startswith("topsort_hdl/kernel/plan.py (core) reaches Amaranth") and
-               f"topsort_hdl.kernel.plan:{line} -> topsort_hdl.kernel.kernel" in p
+    assert (f"topsort_hdl/core/plan.py (core) line {line} imports "
+            f"topsort_hdl.hardware.kernel.kernel (hardware): a core module may import only core"
+            ) in problems
+    assert any(p.startswith("topsort_hdl/core/plan.py (core) reaches Amaranth") and
+               f"topsort_hdl.core.plan:{line} -> topsort_hdl.hardware.kernel.kernel" in p
                for p in problems)
 
 
 def test_a_host_importing_beyond_the_core_is_reported():
     modules = collect()
-    source = "from ..vitis.identity import KERNEL_NAME\n" + modules["topsort_hdl.host"].source
+    source = ("from ..targets.vitis.identity import KERNEL_NAME\n"
+              + modules["topsort_hdl.host"].source)
     problems = check(_with(modules, "topsort_hdl.host", source))
-    assert ("topsort_hdl/host/__init__.py (host) line 1 imports topsort_hdl.vitis.identity "
+    assert ("topsort_hdl/host/__init__.py (host) line 1 imports topsort_hdl.targets.vitis.identity "
             "(targets): a host module may import only core, host") in problems
     # ... and the package the import runs first
-    assert ("topsort_hdl/host/__init__.py (host) line 1 imports topsort_hdl.vitis "
+    assert ("topsort_hdl/host/__init__.py (host) line 1 imports topsort_hdl.targets.vitis "
             "(targets): a host module may import only core, host") in problems
 
 
 def test_private_amaranth_and_unmapped_modules_are_reported(tmp_path):
     modules = collect()
     source = "from amaranth.hdl import _ir\nimport amaranth.hdl._ast\n" + \
-        modules["topsort_hdl.tree.coupler"].source
-    problems = check(_with(modules, "topsort_hdl.tree.coupler", source))
-    assert ("topsort_hdl/tree/coupler.py:1 imports amaranth.hdl._ir, a private part of "
+        modules["topsort_hdl.hardware.tree.coupler"].source
+    problems = check(_with(modules, "topsort_hdl.hardware.tree.coupler", source))
+    assert ("topsort_hdl/hardware/tree/coupler.py:1 imports amaranth.hdl._ir, a private part of "
             "Amaranth: use its public API") in problems
-    assert ("topsort_hdl/tree/coupler.py:2 imports amaranth.hdl._ast, a private part of "
+    assert ("topsort_hdl/hardware/tree/coupler.py:2 imports amaranth.hdl._ast, a private part of "
             "Amaranth: use its public API") in problems
     (tmp_path / "topsort_hdl" / "stray").mkdir(parents=True)
     for package in PACKAGES:

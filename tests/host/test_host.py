@@ -14,11 +14,11 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.host.xrt_fake import ROOT, fake_pyxrt, reference_xrt, stub_names
-from topsort_hdl import contract
-from topsort_hdl.contract import Layout, Report, ReportError, pack_report, parse_report
-from topsort_hdl.kernel.config import PRESETS, config_from
-from topsort_hdl.kernel.model import KernelModel
-from topsort_hdl.vitis.kernel_xml import kernel_xml
+from topsort_hdl.core import contract
+from topsort_hdl.core.config import PRESETS, config_from
+from topsort_hdl.core.contract import Layout, Report, ReportError, pack_report, parse_report
+from topsort_hdl.core.golden.kernel import KernelModel
+from topsort_hdl.targets.vitis.kernel_xml import kernel_xml
 
 XRT_INCLUDE, PYXRT_STUB, XRT_WHERE = reference_xrt()
 
@@ -26,10 +26,10 @@ XRT_INCLUDE, PYXRT_STUB, XRT_WHERE = reference_xrt()
 @pytest.fixture(scope="module")
 def tiny_u280(tmp_path_factory):
     """The tiny kernel's Vitis project for the U280 board (Verilog, layout.json, hosts)."""
-    from topsort_hdl.kernel.generate import generate
+    from topsort_hdl.targets.kernel_verilog import generate
 
     out = tmp_path_factory.mktemp("tiny_u280_host")
-    generate(config_from("tiny", ["platform=u280"]), out)
+    generate(config_from("tiny", ["board=u280"]), out)
     return out
 
 
@@ -79,7 +79,7 @@ def test_layout_descriptor_of_every_preset(name):
 
 def test_every_configuration_writes_its_layout(tmp_path):
     """Sim configurations too: the descriptor is next to registers.json for every board."""
-    from topsort_hdl.kernel.generate import generate
+    from topsort_hdl.targets.kernel_verilog import generate
 
     generate(config_from("tiny"), tmp_path)
     layout = Layout.load(tmp_path / "layout.json")
@@ -126,7 +126,7 @@ for name, members in _enum_members({str(PYXRT_STUB)!r}).items():
     if "." not in name:
         setattr(pyxrt, name, enum.IntEnum(name, members))
 sys.modules["pyxrt"] = pyxrt
-import topsort_hdl.contract, topsort_hdl.host
+import topsort_hdl.core.contract, topsort_hdl.host
 import importlib.util
 spec = importlib.util.spec_from_file_location("host", {str(tiny_u280 / "host.py")!r})
 host = importlib.util.module_from_spec(spec)
@@ -160,12 +160,12 @@ def test_cpp_report_and_reassembly_match_python(tmp_path, name):
     """topsort_layout.h's report parser and reassembly against the contract's, compiled."""
     from importlib import resources
 
-    from topsort_hdl.vitis import config_header
+    from topsort_hdl.targets.vitis import config_header
 
     config = config_from(name)
     layout = Layout.from_config(config)
     (tmp_path / "topsort_config.h").write_text(config_header(config))
-    header = resources.files("topsort_hdl.vitis").joinpath("templates", "topsort_layout.h")
+    header = resources.files("topsort_hdl.targets.vitis").joinpath("templates", "topsort_layout.h")
     (tmp_path / "topsort_layout.h").write_text(header.read_text())
     halves = contract.default_halves(layout)
     rng = random.Random(5)

@@ -5,7 +5,7 @@ offers exactly the stub's names (enums with the stub's members) and implements t
 needs, each checked against the stub: a host that calls anything the stub does not declare
 fails here with AttributeError, as it would on a real pyxrt. The "card" keeps device memory
 apart from each buffer's host copy (so a missing sync shows), and a run sorts with
-:class:`topsort_hdl.kernel.model.KernelModel` and writes the completion report.
+:class:`topsort_hdl.core.golden.kernel.KernelModel` and writes the completion report.
 """
 
 import ast
@@ -91,11 +91,11 @@ class Card:
 
 
 def fake_pyxrt(stub_path, layout):
-    """A ``pyxrt`` module for a kernel of ``layout`` (a :class:`topsort_hdl.contract.Layout`),
+    """A ``pyxrt`` module for a kernel of ``layout`` (a :class:`topsort_hdl.core.contract.Layout`),
     and its :class:`Card`. Raises ``AssertionError`` if the fake itself strays from the stub."""
     import numpy as np
 
-    from topsort_hdl import contract
+    from topsort_hdl.core import contract
 
     declared = stub_names(stub_path)
     enums = {name: enum.IntEnum(name.split(".")[-1], members)
@@ -228,9 +228,9 @@ def fake_pyxrt(stub_path, layout):
 def _sort_on_card(card, layout, args, contract):
     """What the kernel does, by the golden model: read the halves, sort, write the output
     batches and the report."""
-    from topsort_hdl.kernel.config import config_from
-    from topsort_hdl.kernel.model import KernelModel
-    from topsort_hdl.kernel.plan import split_records, tree_plan
+    from topsort_hdl.core.config import config_from
+    from topsort_hdl.core.golden.kernel import KernelModel
+    from topsort_hdl.core.plan import split_records, tree_plan
 
     names = [a["name"] for a in layout.arguments]
     value = {name: args[i] for i, name in enumerate(names)}

@@ -3,8 +3,8 @@ against the plan."""
 
 import json
 
-from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.plan import split_records, tree_plan
+from topsort_hdl.core.config import config_from
+from topsort_hdl.core.plan import split_records, tree_plan
 from topsort_hdl.sim.profile import main, profile_table
 from topsort_hdl.sim.runner import SIM_BUILD
 

@@ -10,7 +10,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(commands):
-    from ..golden import BENCH_KEYS
+    from ..analysis.regression import BENCH_KEYS
 
     bench = commands.add_parser("bench", help="measure blocks in simulation")
     bench.add_argument("block", choices=list(BENCH_KEYS),
@@ -27,7 +27,7 @@ def add_parser(commands):
 
 
 def run(args):
-    from .. import golden as goldens
+    from ..analysis import regression as goldens
 
     if args.update and not args.golden:
         raise UsageError("--update needs --golden")
@@ -67,7 +67,7 @@ def run(args):
 
 
 def _bench_mms(args):
-    from ..records import MAX_MERGE_RATE, check_power_of_two
+    from ..hardware.records import MAX_MERGE_RATE, check_power_of_two
     from ..sim.amaranth.bench_mms import measure_mms
 
     rates = args.rate or [1, 2, 4, 8, 16]

@@ -21,7 +21,7 @@ def add_parser(commands):
 def run(args):
     import subprocess
 
-    from ..onchip.boards import BOARDS, NAME, build_bitstream, check_board
+    from ..targets.onchip.boards import BOARDS, NAME, build_bitstream, check_board
 
     if args.board == "list":
         for board in BOARDS.values():

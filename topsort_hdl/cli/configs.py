@@ -8,7 +8,7 @@ def add_parser(commands):
 
 
 def run(args):
-    from ..kernel.config import PRESETS
+    from ..core.config import PRESETS
 
     for name, config in PRESETS.items():
         print(f"{name:<6} {config.summary()}")

@@ -5,7 +5,7 @@ __all__ = ["estimate_lines", "mms_line", "axi_line", "tree_line"]
 
 
 def estimate_lines(e, size):
-    """A :func:`topsort_hdl.perf.model.estimate` of ``size`` (as the user wrote it) as text:
+    """A :func:`~topsort_hdl.analysis.perf.model.estimate` of ``size`` (as written) as text:
     the slowest tree's passes, then each phase's cycles, time and bandwidth."""
     c = e.config
     mem = "ideal" if e.memory == "ideal" else f"{e.memory_rate:.2f} records/cycle per channel"

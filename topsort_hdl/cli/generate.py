@@ -16,7 +16,7 @@ def add_parser(commands):
 
 
 def run(args):
-    from ..kernel.generate import generate
+    from ..targets.kernel_verilog import generate
 
     config = config_of(args)
     out = args.out or Path("build") / config.name
@@ -32,5 +32,5 @@ def run(args):
         names = ", ".join(path.name for path in done["vitis"])
         print(f"Vitis files in {out}: {names}; see {out / 'Makefile'}", file=sys.stderr)
     else:
-        print(f"no Vitis files: platform {config.platform} has no Vitis platform",
+        print(f"no Vitis files: board {config.board} has no Vitis shell",
               file=sys.stderr)

@@ -25,8 +25,8 @@ def add_parser(commands):
 
 
 def run(args):
-    from ..perf.model import estimate
-    from ..perf.sweep import format_size, parse_size, plot_sweep, sweep, sweep_table
+    from ..analysis.perf.model import estimate
+    from ..analysis.perf.sweep import format_size, parse_size, plot_sweep, sweep, sweep_table
 
     config = config_of(args)
     if args.plot and not args.sweep:

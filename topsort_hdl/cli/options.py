@@ -31,7 +31,7 @@ def add_config_options(parser, default="u280", about="named configuration (defau
 
 def config_of(args):
     """The configuration ``--config`` names, with ``--set``'s overrides."""
-    from ..kernel.config import config_from
+    from ..core.config import config_from
 
     try:
         return config_from(args.config, args.set)

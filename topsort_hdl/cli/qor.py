@@ -28,16 +28,16 @@ def add_parser(commands):
                      help="with --golden: rewrite the golden file with the new figures")
     qor.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     qor.add_argument("--store-figures", action="store_true",
-                     help="store the preset's block figures with it (topsort_hdl/kernel/"
+                     help="store the preset's block figures with it (topsort_hdl/hardware/kernel/"
                           "block_figures.json), for the floorplan of `generate`")
 
 
 def run(args):
-    from ..golden import QOR_ABOUT, check, load, save, update
-    from ..kernel.config import config_from
-    from ..kernel.simulate import SimulationError
-    from ..qor.run import PARTS, RESOURCE_CONFIGS, run_qor
-    from ..qor.synth import SynthesisError
+    from ..analysis.qor.run import PARTS, RESOURCE_CONFIGS, run_qor
+    from ..analysis.qor.synth import SynthesisError
+    from ..analysis.regression import QOR_ABOUT, check, load, save, update
+    from ..core.config import config_from
+    from ..sim.kernel_sort import SimulationError
 
     if args.update and not args.golden:
         raise UsageError("--update needs --golden")

@@ -36,7 +36,7 @@ def sort_config(args, size):
     if none does: the checks that follow say why)."""
     if args.config is not None:
         config = config_of(args)
-        note = None if config.platform == "sim" else (
+        note = None if config.board == "sim" else (
             f"{config.name} is a full-size kernel: generating it takes about a minute and "
             f"simulating it all is slow (--sim verilator is faster; "
             f"{' and '.join(SORT_CONFIGS)} simulate in seconds)")
@@ -51,7 +51,7 @@ def sort_config(args, size):
 
 
 def run(args):
-    from ..kernel.simulate import SimulationError, simulate_sort
+    from ..sim.kernel_sort import SimulationError, simulate_sort
 
     try:
         data = args.input.read_bytes()

@@ -11,7 +11,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(commands):
-    from ..units import UNIT_KINDS
+    from ..targets.units import UNIT_KINDS
 
     unit = commands.add_parser("unit", help="write one standalone block as Verilog",
                                description="Write one standalone block as Verilog. Kinds: "
@@ -48,7 +48,7 @@ def add_parser(commands):
 def run(args):
     from amaranth.hdl import UnusedElaboratable
 
-    from ..units import build_unit, emit_verilog
+    from ..targets.units import build_unit, emit_verilog
 
     name = args.name or args.kind
     start = time.perf_counter()

@@ -1,7 +1,7 @@
 """The host side of a TopSort kernel: lay records out, program and start the kernel the way XRT
 does, poll, read the completion report and reassemble the result.
 
-Plain Python: the layout comes from the layout descriptor (:class:`~topsort_hdl.contract.Layout`,
+Plain Python: the layout comes from the layout descriptor (:class:`~.core.contract.Layout`,
 ``layout.json`` next to the kernel), the register offsets from ``registers.json`` (or a
 register map), the per-job facts from the report the kernel writes at the end of every job; a
 host never re-runs the kernel's pass plan.
@@ -11,7 +11,7 @@ cocotbext-axi models). Every register access is ``async`` so that a simulated de
 advance time while the host waits.
 """
 
-from ..contract import Layout, default_halves, default_report_address
+from ..core.contract import Layout, default_halves, default_report_address
 from .run import (
     Device,
     KernelError,

@@ -6,7 +6,7 @@ the result (:func:`run_sort`), over any :class:`Device`; and the record file for
 import struct
 from dataclasses import dataclass
 
-from ..contract import (
+from ..core.contract import (
     AP_DONE,
     AP_START,
     CONTROL,
@@ -77,7 +77,7 @@ async def run_sort(device, layout, registers, data, halves=None, report_address=
     completion report. Raises :class:`KernelError` when the report's status is not 0 (then
     nothing else is read back).
 
-    ``layout`` is a :class:`~topsort_hdl.contract.Layout`; ``registers`` has ``offset(name)``
+    ``layout`` is a :class:`~topsort_hdl.core.contract.Layout`; ``registers`` has ``offset(name)``
     (a register map, or :class:`Registers` over ``registers.json``). ``halves`` (default
     :func:`default_halves`) places the trees' buffer halves, ``report_address`` (default
     :func:`default_report_address`) the report. ``poll_interval`` is an awaitable factory

@@ -9,7 +9,7 @@ from Amaranth's simulator (:mod:`.amaranth.axi_memory`).
 
 from collections import deque
 
-from ..axi.signature import BURST_INCR, MAX_BURST_BEATS, PAGE_BYTES
+from ..hardware.axi.signature import BURST_INCR, MAX_BURST_BEATS, PAGE_BYTES
 
 __all__ = ["AXI_MASTER_SIGNALS", "SAMPLED", "AxiProtocolChecker", "AxiProtocolError"]
 

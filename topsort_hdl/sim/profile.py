@@ -13,8 +13,8 @@ import argparse
 import json
 import sys
 
-from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.plan import split_records, tree_plan
+from topsort_hdl.core.config import config_from
+from topsort_hdl.core.plan import split_records, tree_plan
 
 from .runner import SIM_BUILD, run_bench, write_kernel
 

@@ -9,8 +9,8 @@ from xml.etree import ElementTree
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import get_runner
 
-from topsort_hdl.block import verilog_instances
-from topsort_hdl.units import build_unit, emit_verilog
+from topsort_hdl.hardware.block import verilog_instances
+from topsort_hdl.targets.units import build_unit, emit_verilog
 
 __all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "repeated_blocks", "run_bench",
            "verilator_lint", "write_kernel", "write_unit"]
@@ -68,7 +68,7 @@ def verilator_lint(sources, toplevel):
 def write_kernel(config, case, port_stages=None):
     """Emit a configuration's kernel Verilog into its case's build directory (``port_stages``:
     register stages per tree port, default the floorplan's)."""
-    from topsort_hdl.kernel.generate import generate
+    from topsort_hdl.targets.kernel_verilog import generate
 
     return generate(config, SIM_BUILD / case, port_stages=port_stages)["verilog"]
 

@@ -4,7 +4,7 @@ import random
 
 from amaranth.sim import Simulator
 
-from ...models import read_bursts
+from ...core.golden import read_bursts
 from .axi_memory import AxiMemory, SparseMemory
 
 __all__ = ["ReadRun", "WriteRun", "run_reader", "run_writer"]

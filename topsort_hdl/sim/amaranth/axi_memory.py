@@ -9,7 +9,7 @@ chosen address ranges, over a :class:`SparseMemory`.
 import random
 from collections import deque
 
-from ...axi.signature import PAGE_BYTES, RESP_OKAY, RESP_SLVERR
+from ...hardware.axi.signature import PAGE_BYTES, RESP_OKAY, RESP_SLVERR
 from ..axi_protocol import SAMPLED, AxiProtocolChecker
 
 __all__ = ["AxiMemory", "SparseMemory"]

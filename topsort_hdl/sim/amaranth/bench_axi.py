@@ -7,7 +7,7 @@ few hundred cycles of latency, swept over the number of bursts the engine keeps 
 
 import time
 
-from ...axi import AxiParams, AxiReadEngine, AxiWriteEngine
+from ...hardware.axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from .axi_engine_harness import run_reader, run_writer
 
 __all__ = ["AxiMeasurement", "measure_reader", "measure_writer", "BENCH_CASES"]

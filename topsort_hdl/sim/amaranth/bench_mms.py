@@ -4,10 +4,10 @@ import random
 import time
 from dataclasses import asdict, dataclass
 
-from ...merge import MmsMergeUnit
-from ...models import MmsModel
-from ...models.workloads import make_keys
-from ...records import RecordLayout
+from ...core.golden import MmsModel
+from ...core.golden.workloads import make_keys
+from ...hardware.merge import MmsMergeUnit
+from ...hardware.records import RecordLayout
 from .stream_harness import run_streams
 
 __all__ = ["MmsMeasurement", "measure_mms"]

@@ -4,10 +4,10 @@ import random
 import time
 from dataclasses import asdict, dataclass
 
-from ...models.tree import MergeTreeModel, ReuseTreeModel
-from ...models.workloads import make_group
-from ...records import BundleLayout, RecordLayout, is_pad
-from ...tree import PHASE2, MergeTree, ReuseSwitch
+from ...core.golden.workloads import make_group
+from ...hardware.records import BundleLayout, RecordLayout, is_pad
+from ...hardware.tree import PHASE2, MergeTree, ReuseSwitch
+from ..tree_model import MergeTreeModel, ReuseTreeModel
 from .stream_harness import Job, run_jobs
 
 __all__ = ["TreeMeasurement", "measure_tree", "WORKLOADS"]

@@ -17,9 +17,9 @@ import cocotb
 from amaranth.lib import data
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from topsort_hdl.axi import AxiParams, BeatLayout
-from topsort_hdl.axi.reader import region_layout
-from topsort_hdl.models import batch_chunks, read_bursts
+from topsort_hdl.core.golden import batch_chunks, read_bursts
+from topsort_hdl.hardware.axi import AxiParams, BeatLayout
+from topsort_hdl.hardware.axi.reader import region_layout
 
 from .axi_ram import Pauses, attach_ram, start_monitor
 from .stream_driver import reset, run_streams

@@ -9,8 +9,8 @@ import random
 
 import cocotb
 
-from topsort_hdl.models import bitonic_merge
-from topsort_hdl.records import RecordLayout
+from topsort_hdl.core.golden import bitonic_merge
+from topsort_hdl.hardware.records import RecordLayout
 
 from .stream_driver import reset, run_streams
 

@@ -7,8 +7,8 @@ import random
 import cocotb
 from cocotb.triggers import Timer
 
-from topsort_hdl.models import compare_swap
-from topsort_hdl.records import RecordLayout
+from topsort_hdl.core.golden import compare_swap
+from topsort_hdl.hardware.records import RecordLayout
 
 DESCENDING = bool(int(os.environ.get("TOPSORT_DESCENDING", "0")))
 RECORD = RecordLayout()

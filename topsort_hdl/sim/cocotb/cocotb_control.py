@@ -14,7 +14,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from topsort_hdl.contract import (
+from topsort_hdl.core.contract import (
     AP_DONE,
     AP_IDLE,
     AP_READY,
@@ -26,7 +26,7 @@ from topsort_hdl.contract import (
     INTERRUPT,
     ISR,
 )
-from topsort_hdl.register_map import RegisterMap
+from topsort_hdl.core.register_map import RegisterMap
 
 from .stream_driver import reset
 

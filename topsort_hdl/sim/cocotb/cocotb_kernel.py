@@ -22,7 +22,8 @@ from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from topsort_hdl.contract import (
+from topsort_hdl.core.config import config_from
+from topsort_hdl.core.contract import (
     AP_IDLE,
     CONTROL,
     REPORT_VERSION,
@@ -32,14 +33,13 @@ from topsort_hdl.contract import (
     default_halves,
     default_report_address,
 )
+from topsort_hdl.core.golden.kernel import KernelModel
+from topsort_hdl.core.plan import split_records, tree_plan
+from topsort_hdl.core.register_map import RegisterMap
+from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters, master_port
 from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
-from topsort_hdl.kernel.config import config_from
-from topsort_hdl.kernel.kernel import kernel_arguments, kernel_counters, master_port
-from topsort_hdl.kernel.model import KernelModel
-from topsort_hdl.kernel.plan import split_records, tree_plan
-from topsort_hdl.register_map import RegisterMap
-from topsort_hdl.vitis.connectivity import port_channels
-from topsort_hdl.vitis.kernel_xml import kernel_xml
+from topsort_hdl.targets.vitis.connectivity import port_channels
+from topsort_hdl.targets.vitis.kernel_xml import kernel_xml
 
 from .axi_ram import Pauses, attach_ram, quiet, start_monitor
 
@@ -348,7 +348,7 @@ async def kernel_sorts_a_big_job(dut):
 async def kernel_cycles_over_a_sweep(dut):
     """One job per count of TOPSORT_COUNTS (a JSON list), random keys, each checked exactly;
     the cycle counters of every job as a JSON list in TOPSORT_STATS (for the performance
-    model's validation, :mod:`topsort_hdl.qor.measure`)."""
+    model's validation, :mod:`topsort_hdl.analysis.qor.measure`)."""
     device, _ = await bring_up(dut, Pauses(random.Random(SEED + 5), PAUSE))
     rows = []
     for count in json.loads(os.environ["TOPSORT_COUNTS"]):

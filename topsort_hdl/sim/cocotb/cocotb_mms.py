@@ -9,9 +9,9 @@ import random
 
 import cocotb
 
-from topsort_hdl.models import MmsModel
-from topsort_hdl.models.workloads import KEY_PATTERNS, make_run_pair, make_runs
-from topsort_hdl.records import BundleLayout, RecordLayout
+from topsort_hdl.core.golden import MmsModel
+from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair, make_runs
+from topsort_hdl.hardware.records import BundleLayout, RecordLayout
 
 from .stream_driver import reset, run_streams
 

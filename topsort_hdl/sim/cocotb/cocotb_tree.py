@@ -9,9 +9,9 @@ import random
 
 import cocotb
 
-from topsort_hdl.models.tree import MergeTreeModel, ReuseTreeModel
-from topsort_hdl.models.workloads import GROUP_PATTERNS, make_group
-from topsort_hdl.records import BundleLayout, RecordLayout
+from topsort_hdl.core.golden.workloads import GROUP_PATTERNS, make_group
+from topsort_hdl.hardware.records import BundleLayout, RecordLayout
+from topsort_hdl.sim.tree_model import MergeTreeModel, ReuseTreeModel
 
 from .stream_driver import reset, run_streams
 

@@ -1,0 +1,349 @@
+"""QoR: Yosys resource estimates and logic levels, their composition, and the golden-figure
+regression."""
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+from amaranth.hdl import Cat, Const, Instance, Module, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from topsort_hdl.analysis.qor import check, load
+from topsort_hdl.analysis.qor.blocks import compose, kernel_parts, merge_unit
+from topsort_hdl.analysis.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
+from topsort_hdl.analysis.qor.resources import ResourceEstimate, resource_table
+from topsort_hdl.analysis.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
+from topsort_hdl.core.config import PRESETS
+
+GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.json"
+
+
+def test_cells_are_grouped_as_vivado_reports_them():
+    usage = cell_utilization({"LUT6": 10, "LUT2": 5, "INV": 1, "FDRE": 7, "FDSE": 1,
+                              "RAM32M16": 3, "RAM64X1D": 2, "SRLC32E": 4, "RAMB36E2": 2,
+                              "RAMB18E2": 3, "DSP48E2": 1, "CARRY4": 6, "MUXF7": 9,
+                              "BUFG": 1, "$scopeinfo": 4})
+    assert usage == Utilization(lut=16, lutram=28, srl=4, ff=8, bram=3.5, uram=0, dsp=1,
+                                carry=6)
+    assert usage.luts == 48
+    assert usage.resources().lut == 48 and usage.resources().bram == 3.5
+    with pytest.raises(SynthesisError, match="unexpected cell type 'XORCY'"):
+        cell_utilization({"XORCY": 1})
+
+
+@functools.cache
+def parts(name):
+    return kernel_parts(PRESETS[name])
+
+
+def test_parts_are_the_emitted_kernels_and_groups_count_every_instance():
+    config = PRESETS["small"]
+    kernel = parts("small")
+    names = list(kernel.blocks)
+    assert len(names) == len(set(names))
+    groups = kernel.groups
+    tree = groups["phase-1 tree"]
+    assert tree.count("leaf_feeder") == config.leaves
+    assert sorted(set(tree) - {"leaf_feeder"}) == sorted(
+        ["tree_p4_l8", "read_engine_l8_b512", "write_engine_p1", "root_packer_e4",
+         "tree_controller"])
+    assert set(groups["reused tree"]) - set(tree) == {"read_engine_l8_b1024",
+                                                       "tree_controller_reused"}
+    assert sorted(groups["phase-2 extras"]) == sorted(
+        ["coupler_e4", "coupler_e4", "merge_unit_8", "root_packer_e8", "write_engine_p2"])
+    everything = groups["kernel"]
+    assert everything.count("tree_p4_l8") == config.trees
+    assert everything.count("leaf_feeder") == config.trees * config.leaves
+    assert everything.count("read_engine_l8_b1024") == config.reuse
+    assert everything.count("control_registers") == 1
+    assert len(groups["register slices"]) == config.trees
+    # Every merge unit rate is reported, each block's Verilog is a design of its own.
+    assert {f"merge_unit_{rate}" for rate in (1, 2, 4, 8)} <= set(names)
+    for block in kernel.blocks.values():
+        assert block.verilog.startswith(f"module {block.module}(")
+    usage = {name: Utilization(lut=1) for name in names}
+    assert compose(groups, usage)["kernel"].lut == len(everything)
+
+
+def test_synthesis_is_cached_by_design(tmp_path):
+    # The smallest real block: one compare-swap cell's worth of selector logic.
+    first = synthesize(merge_unit(PRESETS["tiny"], 1), top="unit", cache_dir=tmp_path)
+    again = synthesize(merge_unit(PRESETS["tiny"], 1), top="unit", cache_dir=tmp_path)
+    assert not first.cached and again.cached
+    assert first.utilization == again.utilization and first.design_hash == again.design_hash
+    assert first.levels == again.levels and first.levels.lut > 0
+    assert first.utilization.luts > 0 and first.utilization.ff > 0
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+# The cheap part of `make qor` (which synthesises every part of tiny and u280): a few of
+# tiny's blocks, about a minute of Yosys, against the same golden figures.
+CHEAP_BLOCKS = ("merge_unit_1", "merge_unit_2", "coupler_e2", "leaf_feeder", "control_registers")
+
+
+@pytest.mark.parametrize("name", CHEAP_BLOCKS)
+def test_tiny_block_resources_and_levels_match_the_golden_figures(name):
+    block = parts("tiny").blocks[name]
+    result = synthesize(block.verilog, top=block.module)
+    usage, levels = result.utilization, result.levels
+    figures = {f"resources.tiny.{name}.{kind}": value
+               for kind, value in (("luts", usage.luts), ("ff", usage.ff),
+                                   ("bram", usage.bram))}
+    figures[f"levels.tiny.{name}.lut"] = levels.lut
+    figures[f"levels.tiny.{name}.cells"] = levels.cells
+    failures, notes = check(load(GOLDEN), figures)
+    assert not failures and not notes, failures + notes
+
+
+def test_resource_table_without_device_figures():
+    kernel = parts("tiny")
+    usage = {name: Utilization(lut=10, ff=20) for name in kernel.blocks}
+    config = PRESETS["tiny"]
+    path = PathEnds("a[0] (FDRE Q)", "b (FDRE D)", ("LUT6", "CARRY4", "CARRY4", "LUT2"))
+    levels = {name: Levels(1 + (name == "coupler_e2"), 2, path, path) for name in usage}
+    estimate = ResourceEstimate(config, usage, {}, {}, compose(kernel.groups, usage),
+                                kernel.port_stages, levels)
+    lines = resource_table(estimate)
+    assert "no device figures for board sim" in lines[0]
+    assert lines[1].endswith(" levels") and lines[2].endswith("    1/2")
+    assert any(line.startswith("kernel ") and line.rstrip().endswith("-") for line in lines)
+    assert "  coupler_e2: 2 LUT levels, a[0] (FDRE Q) -> b (FDRE D) (LUT6 CARRY4*2 LUT2)" \
+        in lines
+
+
+def test_golden_file_covers_every_kind_of_figure():
+    figures = load(GOLDEN)
+    kinds = {name.split(".")[0] for name in figures}
+    assert kinds == {"resources", "levels", "cycles", "records_per_cycle", "generator", "ecp5",
+                     "fmax_mhz"}
+    assert {f"levels.tiny.{name}.{kind}" for name in CHEAP_BLOCKS
+            for kind in ("lut", "cells")} <= set(figures)
+    assert {"generator.seconds.u280", "generator.peak_mb.u280"} <= set(figures)
+    assert "resources.u280.kernel.luts" in figures
+    assert {f"fmax_mhz.merge_unit_{rate}" for rate in (1, 2, 4, 8)} <= set(figures)
+    json.dumps(figures)     # plain JSON values only
+
+
+def test_merge_unit_after_place_and_route_matches_the_golden_figures(tmp_path):
+    """The cheap part of `make qor`'s pnr part: the rate-1 unit through Yosys and nextpnr-ecp5
+    (about 10 s), uncached, against the golden Fmax and area; and the cache hit after it."""
+    from topsort_hdl.analysis.qor import pnr_figures
+    from topsort_hdl.analysis.qor.pnr import place_and_route, pnr_blocks
+
+    block = next(b for b in pnr_blocks(PRESETS["demo"]) if b.name == "merge_unit_1")
+    first = place_and_route(block.build(), block.name, cache_dir=tmp_path)
+    again = place_and_route(block.build(), block.name, cache_dir=tmp_path)
+    assert not first.cached and again.cached
+    assert first.fmax_mhz == again.fmax_mhz and first.luts == again.luts
+    assert "block." in first.critical_path and " -> " in first.critical_path
+    failures, notes = check(load(GOLDEN), pnr_figures({block.name: first}))
+    assert not failures and not notes, failures + notes
+
+
+# Logic levels (qor/levels.py): hand-made netlists first (no Yosys), then hand-made designs
+# through the real flow, whose depth is known by construction.
+
+def _netlist(cells, ports=()):
+    """A Yosys JSON netlist of module ``top``: ``cells`` are ``(name, type, {port: bits})``
+    (a port is an output when its name is O, O5, O6, CO, Q, DO*, SPO or DPO), ``ports``
+    ``(name, direction, bits)``."""
+    def direction(port):
+        return "output" if port in ("O", "O5", "O6", "CO", "Q", "Q31", "SPO", "DPO") or \
+            port.startswith("DO") else "input"
+    return {"modules": {"top": {
+        "ports": {name: {"direction": d, "bits": bits} for name, d, bits in ports},
+        "cells": {name: {"hide_name": 0, "type": kind,
+                         "port_directions": {p: direction(p) for p in pins},
+                         "connections": pins} for name, kind, pins in cells},
+        "netnames": {}}}}
+
+
+def _ff(name, d, q, clock=1):
+    return (name, "FDRE", {"C": [clock], "CE": ["1"], "R": ["0"], "D": [d], "Q": [q]})
+
+
+def _lut(name, inputs, out):
+    return (name, f"LUT{len(inputs)}", {**{f"I{i}": [b] for i, b in enumerate(inputs)},
+                                        "O": [out]})
+
+
+def _chain(name, start, length, first=100):
+    """``length`` LUT1s from bit ``start``; returns the cells and the last bit."""
+    cells, bit = [], start
+    for i in range(length):
+        cells.append(_lut(f"{name}{i}", [bit], first + i))
+        bit = first + i
+    return cells, bit
+
+
+def test_levels_count_luts_and_cells_separately():
+    # a -> 3 LUTs -> x; b -> LUT -> CARRY4 -> CARRY4 -> MUXF7 -> y (1 LUT level, 4 cells); a
+    # gated clock of 5 LUTs is not a path (clock pins are not end points).
+    chain, end = _chain("l", 10, 3)
+    clock, gated = _chain("g", 10, 5, first=200)
+    cells = [_ff("a", 2, 10), _ff("b", 3, 11), *chain, _ff("x", end, 12, clock=gated), *clock,
+             _lut("s", [11], 20),
+             ("c0", "CARRY4", {"CI": ["0"], "CYINIT": ["0"], "DI": ["0"] * 4,
+                               "S": [20, "0", "0", "0"], "CO": [21, 22, 23, 24],
+                               "O": [25, 26, 27, 28]}),
+             ("c1", "CARRY4", {"CI": [24], "CYINIT": ["0"], "DI": ["0"] * 4, "S": ["0"] * 4,
+                               "CO": [31, 32, 33, 34], "O": [35, 36, 37, 38]}),
+             ("m", "MUXF7", {"I0": [35], "I1": [11], "S": [10], "O": [40]}),
+             _ff("y", 40, 13), ("gnd", "GND", {"G": ["0"]}), ("s0", "$scopeinfo", {})]
+    levels = netlist_levels(_netlist(cells), "top")
+    assert (levels.lut, levels.cells) == (3, 4)
+    assert levels.lut_path == PathEnds("a (FDRE Q)", "x (FDRE D)", ("LUT1",) * 3)
+    assert levels.cell_path == PathEnds("b (FDRE Q)", "y (FDRE D)",
+                                        ("LUT1", "CARRY4", "CARRY4", "MUXF7"))
+
+
+def test_levels_carry_and_lut6_2_outputs_depend_on_their_own_inputs_only():
+    # S[3] and I5 come from 4 LUTs, but only O[0] and O5 are used: 1 LUT level.
+    deep, bit = _chain("d", 10, 4)
+    cells = [_ff("a", 2, 10), *deep, _lut("s", [10], 20),
+             ("c", "CARRY4", {"CI": ["0"], "CYINIT": ["0"], "DI": [10, 10, 10, bit],
+                              "S": [20, 10, 10, bit], "CO": [21, 22, 23, 24],
+                              "O": [25, 26, 27, 28]}),
+             ("l62", "LUT6_2", {**{f"I{i}": [20] for i in range(5)}, "I5": [bit],
+                                "O5": [30], "O6": [31]}),
+             _ff("x", 25, 11), _ff("y", 30, 12)]
+    levels = netlist_levels(_netlist(cells), "top")
+    assert (levels.lut, levels.cells) == (2, 2)
+    assert levels.lut_path.cells == ("LUT1", "LUT6_2")
+    # Use O[3]: the deep chain counts (4 LUTs, then the carry).
+    cells[-2] = _ff("x", 28, 11)
+    assert netlist_levels(_netlist(cells), "top").cell_path.cells == ("LUT1",) * 4 + ("CARRY4",)
+
+
+def _ram(read_a, read_b, write):
+    """A RAM32M: ports A and B read at these address bits, D (also the write port) at
+    ``write``; port C reads at a constant address."""
+    return ("fifo", "RAM32M", {"ADDRA": [read_a] * 5, "ADDRB": [read_b] * 5,
+                               "ADDRC": ["0"] * 5, "ADDRD": [write] * 5, "DIA": [10, 10],
+                               "DIB": ["0"] * 2, "DIC": ["0"] * 2, "DID": ["0"] * 2,
+                               "DOA": [40, 41], "DOB": [42, 43], "DOC": [44, 45],
+                               "DOD": [46, 47], "WCLK": [1], "WE": [10]})
+
+
+def test_levels_through_an_asynchronous_lutram_read():
+    """A read address goes through the RAM (one LUT level); the write port's data and address
+    are end points; a read-only address whose data is unused is not; a RAM's contents (a
+    constant read address) are a start point."""
+    read, read_bit = _chain("ra", 10, 1)
+    unused, unused_bit = _chain("rb", 10, 5, first=200)
+    tail = [_lut("o", [40], 50), _ff("x", 50, 11)]
+    cells = [_ff("a", 2, 10), *read, *unused, _ram(read_bit, unused_bit, 10), *tail]
+    levels = netlist_levels(_netlist(cells), "top")
+    assert levels.lut == 3
+    assert levels.lut_path == PathEnds("a (FDRE Q)", "x (FDRE D)", ("LUT1", "RAM32M", "LUT1"))
+    write, write_bit = _chain("wa", 10, 4, first=300)
+    cells = [_ff("a", 2, 10), *write, _ram(10, 10, write_bit), *tail]
+    levels = netlist_levels(_netlist(cells), "top")
+    assert levels.lut == 4 and levels.lut_path.end == "fifo (RAM32M ADDRD)"
+    cells = [_ff("a", 2, 10), _ram(10, 10, 10), _lut("c", [44], 51), _ff("y", 51, 12)]
+    path = netlist_levels(_netlist(cells), "top").lut_path
+    assert path == PathEnds("fifo (RAM32M DOC)", "y (FDRE D)", ("LUT1",))
+
+
+def test_levels_of_shift_registers_and_ports():
+    srl = ("srl", "SRLC32E", {"A": ["1"] * 5, "CE": [10], "CLK": [1], "D": [3], "Q": [20],
+                              "Q31": [21]})
+    cells = [_ff("a", 2, 10), srl, _lut("q", [20], 30), _ff("x", 30, 11)]
+    path = netlist_levels(_netlist(cells), "top").lut_path
+    assert path == PathEnds("srl (SRLC32E Q)", "x (FDRE D)", ("LUT1",))
+    cells[1] = (*srl[:2], {**srl[2], "A": [10] * 5})        # a dynamic shift register
+    assert netlist_levels(_netlist(cells), "top").lut_path.cells == ("SRLC32E", "LUT1")
+    # Ports are start and end points: input -> 2 LUTs -> output.
+    ports = [("i", "input", [3, 4]), ("o", "output", [41])]
+    cells = [_lut("p", [4], 40), _lut("r", [40], 41)]
+    levels = netlist_levels(_netlist(cells, ports), "top")
+    assert levels.lut == 2 and str(levels.lut_path) == "i (input) -> o (output)"
+
+
+def test_levels_refuse_loops_and_unknown_cells():
+    loop = [_lut("p", [10], 11), _lut("q", [11], 10), _ff("x", 11, 12)]
+    with pytest.raises(LevelsError, match="combinational loop"):
+        netlist_levels(_netlist(loop), "top")
+    with pytest.raises(LevelsError, match="'XORCY'"):
+        netlist_levels(_netlist([("x", "XORCY", {"O": [1]})]), "top")
+
+
+class _Primitives(wiring.Component):
+    """Registers -> three LUT6 -> a register (3 LUT levels); registers -> LUT2 -> four CARRY4
+    -> MUXF7 -> a register (1 LUT level, 6 cells): instantiated primitives, which Yosys keeps
+    as they are."""
+
+    def __init__(self):
+        super().__init__({"i": In(32), "o": Out(2)})
+
+    def elaborate(self, platform):
+        m = Module()
+        r = Signal(32)
+        m.d.sync += r.eq(self.i)
+        bit = r[0]
+        for k in range(3):
+            out = Signal(name=f"lut{k}")
+            m.submodules[f"lut{k}"] = Instance(
+                "LUT6", p_INIT=Const(0x6996966996696996, 64), o_O=out,
+                **{f"i_I{j}": bit if j == 0 else r[5 * k + j] for j in range(6)})
+            bit = out
+        s = Signal()
+        m.submodules.lut_s = Instance("LUT2", p_INIT=Const(6, 4), i_I0=r[20], i_I1=r[21], o_O=s)
+        carry = Const(0)
+        for k in range(4):
+            co, o = Signal(4, name=f"co{k}"), Signal(4, name=f"o{k}")
+            m.submodules[f"carry{k}"] = Instance(
+                "CARRY4", i_CI=carry, i_CYINIT=Const(0), i_DI=r[22:26],
+                i_S=Cat(s, r[26:29]) if k == 0 else r[24:28], o_CO=co, o_O=o)
+            carry = co[3]
+        f7 = Signal()
+        m.submodules.f7 = Instance("MUXF7", i_I0=carry, i_I1=r[30], i_S=r[31], o_O=f7)
+        m.d.sync += self.o.eq(Cat(bit, f7))
+        return m
+
+
+class _LutramRead(wiring.Component):
+    """A 32 x 8 memory read asynchronously at a registered address, 3 of its bits XORed into a
+    register: 2 LUT levels (the LUTRAM, then a LUT3)."""
+
+    def __init__(self):
+        super().__init__({"wa": In(5), "wd": In(8), "we": In(1), "ra": In(5), "o": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = memory.Memory(shape=8, depth=32, init=[])
+        write, read = mem.write_port(), mem.read_port(domain="comb")
+        m.d.comb += [write.addr.eq(self.wa), write.data.eq(self.wd), write.en.eq(self.we)]
+        m.d.sync += [read.addr.eq(self.ra),
+                     self.o.eq(read.data ^ read.data.rotate_left(1) ^ read.data.rotate_left(2))]
+        return m
+
+
+class _Compare(wiring.Component):
+    """``a < b`` of two 32-bit registers into a register: LUTs (2 bits each) into a carry
+    chain of 3 CARRY4: 1 LUT level, 4 cells."""
+
+    def __init__(self):
+        super().__init__({"a": In(32), "b": In(32), "o": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        a, b = Signal(32), Signal(32)
+        m.d.sync += [a.eq(self.a), b.eq(self.b), self.o.eq(a < b)]
+        return m
+
+
+@pytest.mark.parametrize("design, lut, cells, lut_cells", [
+    (_Primitives, 3, 6, ("LUT6",) * 3),
+    (_LutramRead, 2, 2, ("RAM32M16", "LUT3")),
+    (_Compare, 1, 4, None),
+])
+def test_levels_of_hand_made_designs_through_yosys(design, lut, cells, lut_cells):
+    levels = synthesize(design(), top="levels").levels
+    assert (levels.lut, levels.cells) == (lut, cells), levels
+    if lut_cells:
+        assert levels.lut_path.cells == lut_cells
+    assert levels.lut_path.start.endswith("(FDRE Q)") and levels.lut_path.end.endswith(
+        "(FDRE D)")

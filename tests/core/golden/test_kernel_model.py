@@ -1,0 +1,99 @@
+"""Kernel configurations, the pass plan and the golden kernel model."""
+
+import random
+
+import pytest
+
+from topsort_hdl.core.config import PRESETS, KernelConfig, config_from
+from topsort_hdl.core.golden.kernel import KernelModel
+from topsort_hdl.core.plan import leaf_regions, split_records, tree_plan
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", "u280"])
+def test_model_sorts_any_count(name):
+    config = PRESETS[name]
+    model = KernelModel(config)
+    rng = random.Random(len(name))
+    sizes = list(range(0, 70)) + [rng.randrange(1, 5000) for _ in range(10)]
+    for count in sizes:
+        records = [(rng.choice([0, 5, 2**32 - 1, rng.randrange(2**32)]), i)
+                   for i in range(count)]
+        ch = config.channel_bytes    # halves anywhere: tree i's in channels 2i+1 and 2i
+        halves = [((2 * i + 1) * ch, 2 * i * ch) for i in range(config.trees)]
+        out = model.run(records, halves)
+        assert [k for k, _ in out] == sorted(k for k, _ in records)
+        assert sorted(out) == sorted(records)
+        assert all(plan.final_runs <= config.runs_per_tree for plan in model.plans)
+        assert sum(n for _, _, n in model.chunks) == count * config.record_bytes
+
+
+def test_paper_pass_count():
+    # 4 GB on the U280: 2^29 records, 2^25 per tree; 16 leaves, 4 runs per tree at the end.
+    plan = tree_plan(1 << 25, 16, 4)
+    assert len(plan.passes) == 6 and plan.final_runs == 4
+    assert [p.active for p in plan.passes] == [16] * 5 + [8]
+
+
+def test_leaf_regions_put_the_short_run_last():
+    plan = tree_plan(1000, 16, 4)
+    for step in plan.passes:
+        regions = leaf_regions(1000, step, 16)
+        assert sum(n for _, n, _ in regions) == 1000
+        firsts = [f for f, n, _ in regions if n]
+        assert firsts == sorted(firsts)
+        assert all(g == step.groups for _, _, g in regions)
+        # Active leaves are every (16 / a)-th, one per subtree of the tree's rate.
+        used = [j for j, (_, n, _) in enumerate(regions) if n]
+        assert all(j % (16 // step.active) == 0 for j in used), (step, used)
+
+
+def test_a_partial_pass_spreads_its_leaves():
+    plan = tree_plan(4 * 16 * 3, 16, 4)     # 192 runs of 1 -> 12 runs of 16 -> 4 runs (a = 4)
+    step = plan.passes[-1]
+    assert step.active == 4
+    regions = leaf_regions(plan.records, step, 16)
+    assert [j for j, (_, n, _) in enumerate(regions) if n] == [0, 4, 8, 12]
+    assert [n for _, n, _ in regions if n] == [48, 48, 48, 48]
+
+
+def test_split_records():
+    assert split_records(10, 4) == [3, 3, 2, 2]
+    assert split_records(0, 2) == [0, 0]
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (["trees=3"], "trees must be a power of two"),
+    (["rate=16"], "rate must be at most leaves / 2 .8. .*, not 16"),
+    (["rate=32", "leaves=64"], "rate must be a power of two between 1 and 16, not 32"),
+    (["rate=16", "leaves=32"], "reuse . rate must be at most 32 .phase 2's root is one merge "
+                               "unit., not 64"),
+    (["reuse=32"], "reuse must be a power of two between 2 and 16, not 32"),
+    (["reuse=1"], "reuse must be a power of two between 2 and 16, not 1"),
+    (["leaves=1"], "leaves must be a power of two between 2 and 256, not 1"),
+    (["trees=1"], "trees must be a power of two between 2 and 64, not 1"),
+    (["key_bits=40"], "key_bits . value_bits must be 64"),
+    (["trees=32"], "trees must be at most 16 on u280"),
+    (["batch_bytes=1024"], "batch_bytes must be at least write_burst_bytes"),
+    (["channel_bytes=4294967296"], "capacity must be below 2..32 records"),
+    (["reuse_burst_bytes=512"], "reuse_burst_bytes must be at least read_burst_bytes "
+                                "..024., not 512"),
+    (["frequency=3"], "--set takes KEY=VALUE with KEY one of board, trees"),
+    (["trees"], "--set takes KEY=VALUE"),
+    (["trees=many"], "trees must be an integer, not 'many'"),
+    (["board=vu9p"], "board must be one of u280, u55c, sim, onchip, not 'vu9p'"),
+])
+def test_config_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        config_from("u280", overrides)
+
+
+def test_config_presets_and_overrides():
+    assert config_from("tiny").data_width == 128
+    assert config_from("u280").runs_per_tree == 4
+    assert config_from("u280").length_bits == 43     # 2^40 records of 8 bytes
+    assert config_from("u280").capacity * 8 > (4 << 30) - (1 << 20)
+    small = config_from("u280", ["board=sim"])
+    assert small.channel_bytes == 16 << 10
+    with pytest.raises(ValueError, match="config must be one of u280, u55c, tiny, small"):
+        config_from("huge")
+    assert KernelConfig().name == "custom"

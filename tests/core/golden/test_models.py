@@ -1,0 +1,97 @@
+"""The golden models, checked against plain sorts on random and adversarial data."""
+
+import random
+
+import numpy as np
+import pytest
+
+from topsort_hdl.core.golden import MmsModel, bitonic_merge, reference_sort
+from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair
+from topsort_hdl.hardware.records import BundleLayout, RecordLayout
+
+
+def test_reference_sort_is_stable_on_lists_and_arrays():
+    records = [(3, 0), (1, 1), (3, 2), (0, 3), (1, 4)]
+    assert reference_sort(records) == [(0, 3), (1, 1), (1, 4), (3, 0), (3, 2)]
+    array = np.array(records, dtype=[("key", "<u4"), ("value", "<u4")])
+    assert reference_sort(array)["value"].tolist() == [3, 1, 4, 0, 2]
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize("descending", [False, True])
+def test_bitonic_merge_sorts_and_keeps_records(rate, descending):
+    rng = random.Random(rate)
+    for _ in range(200):
+        high = rng.choice([1, 3, 2**32 - 1])
+        a = sorted(((rng.randint(0, high), rng.randrange(1 << 32)) for _ in range(rate)),
+                   reverse=descending)
+        b = sorted(((rng.randint(0, high), rng.randrange(1 << 32)) for _ in range(rate)),
+                   reverse=descending)
+        merged = bitonic_merge(a, b, descending)
+        assert sorted(merged) == sorted(a + b)
+        keys = [key for key, _ in merged]
+        assert keys == sorted(keys, reverse=descending)
+
+
+def test_bitonic_merge_rejects_bad_bundles():
+    with pytest.raises(ValueError, match="same length"):
+        bitonic_merge([(1, 0)], [(1, 0), (2, 0)])
+    with pytest.raises(ValueError, match="power of two, not 3"):
+        bitonic_merge([(1, 0)] * 3, [(1, 0)] * 3)
+
+
+def test_mms_model_worked_example():
+    # The MMS walk-through, E = 4.
+    a = [[(1, 0), (2, 0), (9, 0), (10, 0)], [(11, 0), (12, 0), (13, 0), (14, 0)]]
+    b = [[(3, 0), (4, 0), (5, 0), (6, 0)], [(7, 0), (8, 0), (15, 0), (16, 0)]]
+    out = MmsModel(4).merge_run(a, b)
+    assert [[key for key, _ in bundle] for bundle, _ in out] == [
+        [1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]
+    assert [last for _, last in out] == [False, False, False, True]
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("pattern", sorted(KEY_PATTERNS))
+def test_mms_model_merges_exactly(rate, pattern):
+    rng = random.Random(f"{rate}-{pattern}")
+    model = MmsModel(rate)
+    for _ in range(20):
+        a, b = make_run_pair(rng, rate, pattern, max_bundles=12)
+        out = model.merge_run(a, b)
+        assert len(out) == len(a) + len(b)
+        assert [last for _, last in out] == [False] * (len(out) - 1) + [True]
+        records = [record for bundle, _ in out for record in bundle]
+        inputs = [record for run in (a, b) for bundle in run for record in bundle]
+        assert [key for key, _ in records] == [key for key, _ in reference_sort(inputs)]
+        assert sorted(records) == sorted(inputs)
+
+
+def test_mms_model_alternates_on_ties():
+    model = MmsModel(2)
+    run = [[(5, 0), (5, 1)], [(5, 2), (5, 3)]]
+    other = [[(5, 10), (5, 11)], [(5, 12), (5, 13)]]
+    out = model.merge_run(run, other)
+    values = [value for bundle, _ in out for _, value in bundle]
+    # A, B, A, B: equal keys keep the order in which their bundles were taken.
+    assert values == [0, 1, 10, 11, 2, 3, 12, 13]
+    assert model.ties == 3  # the fourth step has only B left: no comparison
+
+
+def test_mms_model_rejects_empty_runs_and_bad_bundles():
+    with pytest.raises(ValueError, match="a_run must hold at least one bundle"):
+        MmsModel(2).merge_run([], [[(1, 0), (2, 0)]])
+    with pytest.raises(ValueError, match="every bundle of b_run must hold 2 records"):
+        MmsModel(2).merge_run([[(1, 0), (2, 0)]], [[(1, 0)]])
+
+
+def test_layout_packs_like_the_file_format():
+    record = RecordLayout()
+    assert record.size == 64
+    word = record.pack(0xDEADBEEF, 0x12345678)
+    assert word == 0xDEADBEEF_12345678  # key in the upper 32 bits
+    array = np.array([word], dtype="<u8").view([("value", "<u4"), ("key", "<u4")])
+    assert (int(array["key"][0]), int(array["value"][0])) == (0xDEADBEEF, 0x12345678)
+    bundle = BundleLayout(record, 2)
+    packed = bundle.pack([(1, 2), (3, 4)], last=True)
+    assert packed >> 128 == 1
+    assert bundle.unpack(packed) == ([(1, 2), (3, 4)], True)

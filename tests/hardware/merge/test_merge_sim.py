@@ -1,0 +1,341 @@
+"""Merge blocks in the Amaranth simulator, checked exactly against the golden models."""
+
+import itertools
+import random
+
+import pytest
+from amaranth.hdl import Signal
+from amaranth.sim import Simulator
+
+from tests.conftest import constructor_error
+from topsort_hdl.core.golden import MmsModel, bitonic_merge, compare_swap
+from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair, make_runs
+from topsort_hdl.hardware.merge import (
+    BitonicMergeNetwork,
+    BitonicMerger,
+    CompareSwap,
+    MmsMergeUnit,
+    SelectMergeUnit,
+)
+from topsort_hdl.hardware.merge.credit import CreditCounter
+from topsort_hdl.hardware.merge.lanes import LaneFIFO, LaneQueue, lane_bounds
+from topsort_hdl.hardware.records import RecordLayout
+from topsort_hdl.sim.amaranth.stream_harness import run_streams
+
+RECORD = RecordLayout()
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_compare_swap_matches_model(descending):
+    dut = CompareSwap(RECORD, descending=descending)
+    rng = random.Random(int(descending))
+    cases = [((k1, rng.randrange(1 << 32)), (k2, rng.randrange(1 << 32)))
+             for k1, k2 in itertools.product([0, 1, 2**31, 2**32 - 1], repeat=2)]
+
+    async def testbench(ctx):
+        for a, b in cases:
+            ctx.set(dut.a.as_value(), RECORD.pack(*a))
+            ctx.set(dut.b.as_value(), RECORD.pack(*b))
+            first = RECORD.unpack(ctx.get(dut.first.as_value()))
+            second = RECORD.unpack(ctx.get(dut.second.as_value()))
+            assert (first, second) == compare_swap(a, b, descending), (a, b)
+
+    simulator = Simulator(dut)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
+def _pack_array(record, bundle):
+    return sum(record.pack(*r) << (i * record.size) for i, r in enumerate(bundle))
+
+
+def _merge_words(record, pairs):
+    return [_pack_array(record, a) for a, _ in pairs], [_pack_array(record, b) for _, b in pairs]
+
+
+def _unpack_array(record, word, count):
+    mask = (1 << record.size) - 1
+    return [record.unpack(word >> (i * record.size) & mask) for i in range(count)]
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize("descending", [False, True])
+def test_bitonic_merger_matches_model_under_stalls(rate, descending):
+    rng = random.Random(rate * 2 + descending)
+    pairs = []
+    for _ in range(40 if rate < 32 else 12):
+        high = rng.choice([1, 7, 2**32 - 1])
+        a, b = ([(rng.randint(0, high), rng.randrange(1 << 32)) for _ in range(rate)]
+                for _ in range(2))
+        pairs.append((sorted(a, reverse=descending), sorted(b, reverse=descending)))
+    a_words, b_words = _merge_words(RECORD, pairs)
+    dut = BitonicMerger(RECORD, rate, descending=descending)
+    result = run_streams(dut, {"a": a_words, "b": b_words}, {"o": len(pairs)},
+                         seed=rate, gap=0.3, stall=0.3)
+    got = [_unpack_array(RECORD, word, 2 * rate) for word in result.outputs["o"]]
+    assert got == [bitonic_merge(a, b, descending) for a, b in pairs]
+
+
+def _zero_one_pairs(rate, descending):
+    """Every pair of sorted 0/1 bundles; values number the records so moves are checked."""
+    bundles = [[0] * (rate - ones) + [1] * ones for ones in range(rate + 1)]
+    for a_keys, b_keys in itertools.product(bundles, repeat=2):
+        if descending:
+            a_keys, b_keys = a_keys[::-1], b_keys[::-1]
+        yield ([(k, i) for i, k in enumerate(a_keys)],
+               [(k, rate + i) for i, k in enumerate(b_keys)])
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("stages", [0, 1, None])
+def test_bitonic_network_zero_one_principle(rate, descending, stages):
+    # A comparator network merges every pair of sorted inputs iff it merges every pair of
+    # sorted 0/1 inputs: (rate + 1)^2 cases prove the generated network correct.
+    pairs = list(_zero_one_pairs(rate, descending))
+    a_words, b_words = _merge_words(RECORD, pairs)
+    dut = BitonicMerger(RECORD, rate, stages=stages, descending=descending)
+    result = run_streams(dut, {"a": a_words, "b": b_words}, {"o": len(pairs)})
+    for (a, b), word in zip(pairs, result.outputs["o"], strict=True):
+        merged = _unpack_array(RECORD, word, 2 * rate)
+        keys = [key for key, _ in merged]
+        assert keys == sorted(keys, reverse=descending), (a, b, merged)
+        assert sorted(merged) == sorted(a + b)
+        assert merged == bitonic_merge(a, b, descending)
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8])
+@pytest.mark.parametrize("keep", ["lower", "upper"])
+def test_half_network_zero_one_principle(rate, keep):
+    # BML and BMS are half networks: each must give exactly its half of the full merge.
+    network = BitonicMergeNetwork(RECORD, rate, keep=keep, stages=0)
+    pairs = list(_zero_one_pairs(rate, False))
+
+    async def testbench(ctx):
+        for a, b in pairs:
+            for i in range(rate):
+                ctx.set(network.a[i].as_value(), RECORD.pack(*a[i]))
+                ctx.set(network.b[i].as_value(), RECORD.pack(*b[i]))
+            got = [RECORD.unpack(ctx.get(network.o[i].as_value())) for i in range(rate)]
+            full = bitonic_merge(a, b)
+            assert got == (full[:rate] if keep == "lower" else full[rate:]), (a, b)
+
+    simulator = Simulator(network)
+    simulator.add_testbench(testbench)
+    simulator.run()
+    assert network.comparators == rate + rate // 2 * (rate.bit_length() - 1)
+
+
+def _run_mms(dut, runs, seed, gap, stall):
+    bundle = dut.bundle
+    words = {side: [word for pair in runs for word in bundle.pack_run(pair[index])]
+             for index, side in enumerate("ab")}
+    expected = MmsModel(dut.rate).merge(runs)
+    result = run_streams(dut, words, {"o": len(expected)}, seed=seed, gap=gap, stall=stall)
+    got = [bundle.unpack(word) for word in result.outputs["o"]]
+    for index, (have, want) in enumerate(zip(got, expected, strict=True)):
+        assert have == (list(want[0]), want[1]), f"bundle {index}"
+    inputs = sorted(r for pair in runs for run in pair for b in run for r in b)
+    assert sorted(r for records, _ in got for r in records) == inputs
+    return result
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.4, 0.0), (0.0, 0.5), (0.3, 0.3)])
+def test_mms_matches_model(rate, gap, stall):
+    rng = random.Random(f"mms-{rate}-{gap}-{stall}")
+    runs = make_runs(rng, rate, 24 if rate < 16 else 12, max_bundles=10)
+    _run_mms(MmsMergeUnit(RECORD, rate), runs, rate, gap, stall)
+
+
+@pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.3, 0.4)])
+def test_select_unit_matches_rate_1_model(gap, stall):
+    # The rate-1 unit must emit exactly what the MMS model predicts for E = 1.
+    rng = random.Random(f"select-{gap}")
+    runs = make_runs(rng, 1, 40, max_bundles=12)
+    result = _run_mms(SelectMergeUnit(RECORD), runs, 4, gap, stall)
+    if not gap and not stall:
+        cycles = result.transfer_cycles["o"]
+        assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
+
+
+@pytest.mark.parametrize("pattern", sorted(KEY_PATTERNS))
+def test_mms_adversarial_keys(pattern):
+    rng = random.Random(pattern)
+    runs = [make_run_pair(rng, 4, pattern, max_bundles=6) for _ in range(16)]
+    _run_mms(MmsMergeUnit(RECORD, 4), runs, 7, 0.2, 0.3)
+
+
+@pytest.mark.parametrize("stages,output_depth,input_depth",
+                         [(0, 3, 3), (1, 3, 3), (2, None, 3), (None, 5, 8)])
+def test_mms_pipeline_options(stages, output_depth, input_depth):
+    # Shallow FIFOs and every register placement: still exact (credit counting must never
+    # let the output FIFO overflow).
+    rng = random.Random(stages or 0)
+    runs = make_runs(rng, 8, 16, max_bundles=8)
+    dut = MmsMergeUnit(RECORD, 8, network_stages=stages, output_depth=output_depth,
+                       input_depth=input_depth)
+    _run_mms(dut, runs, 3, 0.2, 0.4)
+
+
+def test_mms_narrow_records():
+    # 8-bit keys with 0-bit values: many equal keys, and the record layout changes widths.
+    record = RecordLayout(8, 0)
+    rng = random.Random(8)
+    runs = make_runs(rng, 4, 20, max_bundles=8, max_key=255)
+    runs = [tuple([[(key, 0) for key, _ in bundle] for bundle in run] for run in pair)
+            for pair in runs]
+    _run_mms(MmsMergeUnit(record, 4), runs, 5, 0.2, 0.2)
+
+
+def test_mms_full_rate_across_run_boundaries():
+    # Runs of one bundle per input back to back: no idle output cycle between runs.
+    rng = random.Random(5)
+    runs = [make_run_pair(rng, 4, "uniform", max_bundles=1) for _ in range(20)]
+    result = _run_mms(MmsMergeUnit(RECORD, 4), runs, 0, 0.0, 0.0)
+    cycles = result.transfer_cycles["o"]
+    assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    (dict(rate=3), ValueError, "rate must be a power of two between 1 and 32, not 3"),
+    (dict(rate=64), ValueError, "rate must be a power of two between 1 and 32, not 64"),
+    (dict(rate=4.0), TypeError, "rate must be an integer, not 4.0"),
+    (dict(rate=4, input_depth=2), ValueError, "input_depth must be at least 3, not 2"),
+    (dict(rate=4, output_depth=0), ValueError, "output_depth must be at least 3, not 0"),
+    (dict(rate=4, network_stages=4), ValueError, "network_stages must be between 0 and 3, not 4"),
+])
+def test_mms_parameter_errors(kwargs, error, message):
+    assert constructor_error(lambda: MmsMergeUnit(RECORD, **kwargs)) == (error, message)
+
+
+def test_record_and_network_parameter_errors():
+    with pytest.raises(ValueError, match="key_bits must be between 1 and 128, not 0"):
+        RecordLayout(0, 32)
+    with pytest.raises(ValueError, match="value_bits must be between 0 and 128, not 129"):
+        RecordLayout(32, 129)
+    with pytest.raises(TypeError, match="key_bits must be an integer, not '32'"):
+        RecordLayout("32")
+    kind, text = constructor_error(lambda: MmsMergeUnit(64, 4))
+    assert kind is TypeError and "record must be a RecordLayout, not 64" in text
+    kind, text = constructor_error(lambda: BitonicMergeNetwork(RECORD, 4, keep="middle"))
+    assert kind is ValueError and "keep must be one of all, lower, upper, not 'middle'" in text
+    kind, text = constructor_error(lambda: CompareSwap(RECORD, descending="yes"))
+    assert kind is TypeError and "descending must be a bool, not 'yes'" in text
+    kind, text = constructor_error(lambda: BitonicMergeNetwork(Signal(8), 4))
+    assert kind is TypeError and "layout must be a data.Layout" in text
+
+
+@pytest.mark.parametrize("lanes", [1, 3, 4])
+def test_lane_queue_matches_a_queue_model(lanes):
+    """Every cycle: head and next registers and every lane's copy of their valid flags against
+    a plain queue of depth + 1 entries, under random writes and pops."""
+    width, depth = 4 * 9 + 1, 4
+    dut = LaneQueue(width=width, depth=depth, lanes=lanes)
+    rng = random.Random(lanes)
+    written = []
+
+    async def testbench(ctx):
+        model = []          # the head first
+        arriving = []       # entries written, not yet through the FIFO's two-cycle latency
+        for cycle in range(1500):
+            word = rng.randrange(1 << width)
+            write = rng.random() < 0.6
+            ctx.set(dut.w_data, word)
+            ctx.set(dut.w_en, write)
+            all_lanes = (1 << lanes) - 1
+            # Every lane's copy of the head's state agrees.
+            assert ctx.get(dut.head_valid) in (0, all_lanes)
+            assert ctx.get(dut.next_valid) in (0, all_lanes)
+            head_valid = ctx.get(dut.head_valid) == all_lanes
+            pop = head_valid and rng.random() < 0.5
+            ctx.set(dut.pop, all_lanes if pop else 0)
+            if head_valid:
+                assert model and ctx.get(dut.head) == model[0], cycle
+            if ctx.get(dut.next_valid):     # behind the head, or about to become it
+                assert len(model) > head_valid and ctx.get(dut.next) == model[head_valid]
+            accepted = write and ctx.get(dut.w_rdy)
+            await ctx.tick()
+            if pop:
+                model.pop(0)
+            # What the DUT shows as head/next is what it holds; the model catches up with
+            # entries as the DUT shows them (a FIFO's latency is not the contract here).
+            if accepted:
+                written.append(word)
+                arriving.append(word)
+            shown = sum(ctx.get(flag) == all_lanes for flag in (dut.head_valid, dut.next_valid))
+            while len(model) < shown and arriving:
+                model.append(arriving.pop(0))
+            assert len(model) + len(arriving) <= depth + 1
+        assert len(written) > 500
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-6)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 5])
+def test_lane_fifo_passes_every_word_in_order(lanes):
+    width = 2 * 13 + 1
+    dut = LaneFIFO(width=width, depth=5, lanes=lanes)
+    rng = random.Random(lanes)
+    words = [rng.randrange(1 << width) for _ in range(400)]
+    got = []
+
+    async def testbench(ctx):
+        sent = 0
+        for _ in range(3000):
+            write = sent < len(words) and rng.random() < 0.7
+            ctx.set(dut.w_data, words[sent] if sent < len(words) else 0)
+            ctx.set(dut.w_en, write)
+            read = rng.random() < 0.6
+            ctx.set(dut.r_en, read)
+            if read and ctx.get(dut.r_rdy):
+                got.append(ctx.get(dut.r_data))
+            if write and ctx.get(dut.w_rdy):
+                sent += 1
+            await ctx.tick()
+        assert got == words
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-6)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
+@pytest.mark.parametrize("depth", [2, 3, 7])
+def test_credit_counter_against_a_count(depth):
+    """``room`` and ``room_next`` every cycle against a plain count of promised entries,
+    with promises made only when granted (as the merge units make them)."""
+    dut = CreditCounter(depth)
+    rng = random.Random(depth)
+
+    async def testbench(ctx):
+        count, granted, full = 0, True, 0
+        for cycle in range(800):
+            add = granted and rng.random() < 0.7
+            sub = count > 0 and rng.random() < 0.4
+            ctx.set(dut.add, add)
+            ctx.set(dut.sub, sub)
+            assert ctx.get(dut.room) == (count < depth), cycle
+            assert ctx.get(dut.room_next) == (count + add < depth), cycle
+            granted = ctx.get(dut.room_next)
+            full += count == depth
+            count += add - sub
+            await ctx.tick()
+        assert full > 20  # the test reaches a full buffer often
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-6)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
+def test_lane_bounds_and_errors():
+    assert lane_bounds(2 * 65 + 1, 2) == [(0, 65), (65, 131)]
+    assert lane_bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    with pytest.raises(ValueError, match="lanes must be at most width \\(4\\), not 5"):
+        LaneFIFO(width=4, depth=4, lanes=5)
+    with pytest.raises(ValueError, match="depth must be at least 2, not 1"):
+        LaneQueue(width=4, depth=1, lanes=2)

@@ -1,0 +1,151 @@
+"""A QoR run: measure the parts asked for (resources, benchmark sorts, generator, place and
+route), turn each into golden figures (:func:`run_qor`), and the report lines that go with
+them; the performance model checked against the measured sorts (:func:`model_errors`)."""
+
+from .resources import estimate_resources, resource_table
+
+__all__ = ["PARTS", "RESOURCE_CONFIGS", "GENERATOR_CONFIGS", "MODEL_TOLERANCE", "run_qor",
+           "run_pnr", "model_errors", "resource_figures", "sort_figures", "pnr_figures",
+           "pnr_table"]
+
+PARTS = ("resources", "sorts", "generator", "pnr")
+RESOURCE_CONFIGS = ("tiny", "u280")
+GENERATOR_CONFIGS = ("tiny", "u280")    # generation timed, memory and Verilog measured
+MODEL_TOLERANCE = 0.05      # the performance model must be this close to the RTL
+
+
+def resource_figures(estimate):
+    name = estimate.config.name
+    figures = {}
+    items = [(f"{name}.{block}", usage) for block, usage in estimate.blocks.items()]
+    items += [(f"{name}.{group.replace(' ', '_')}", usage)
+              for group, usage in estimate.groups.items()]
+    for key, usage in items:
+        figures[f"resources.{key}.luts"] = usage.luts
+        figures[f"resources.{key}.ff"] = usage.ff
+        figures[f"resources.{key}.bram"] = usage.bram
+        figures[f"resources.{key}.uram"] = usage.uram
+    for block, levels in estimate.levels.items():
+        figures[f"levels.{name}.{block}.lut"] = levels.lut
+        figures[f"levels.{name}.{block}.cells"] = levels.cells
+    return figures
+
+
+def sort_figures(config, rows):
+    from ...core.plan import split_records, tree_plan
+
+    figures = {}
+    for row in rows:
+        n = row["records"]
+        passes = max(len(tree_plan(k, config.leaves, config.runs_per_tree).passes)
+                     for k in split_records(n, config.trees))
+        key = f"{config.name}.{n}"
+        figures[f"cycles.{key}.phase1"] = row["phase1_cycles"]
+        figures[f"cycles.{key}.phase2"] = row["phase2_cycles"]
+        if row["phase1_cycles"]:
+            figures[f"records_per_cycle.{key}.phase1"] = round(
+                n * passes / row["phase1_cycles"], 3)
+        figures[f"records_per_cycle.{key}.phase2"] = round(n / row["phase2_cycles"], 3)
+    return figures
+
+
+def pnr_figures(results):
+    """Figures of ``{name: PnrResult}``: Fmax, then LUT4s, flip-flops, EBRs and DSPs."""
+    figures = {}
+    for name, r in results.items():
+        figures[f"fmax_mhz.{name}"] = r.fmax_mhz
+        for kind in ("luts", "ff", "ebr", "dsp"):
+            figures[f"ecp5.{name}.{kind}"] = getattr(r, kind)
+    return figures
+
+
+def pnr_table(results, descriptions):
+    from .pnr import PNR_BOARD
+
+    lines = [f"After place and route on the {PNR_BOARD} (LFE5U-85F: 83,640 LUT4, 83,640 FF, "
+             f"208 EBR, 156 DSP), nextpnr-ecp5; blocks out of context with registered ports",
+             f"{'block':<44} {'LUT4':>7} {'FF':>7} {'EBR':>4} {'DSP':>4} {'Fmax MHz':>9}  "
+             f"critical path (from -> to)"]
+    for name, r in results.items():
+        lines.append(f"{descriptions[name]:<44} {r.luts:>7,} {r.ff:>7,} {r.ebr:>4} {r.dsp:>4} "
+                     f"{r.fmax_mhz:>9.1f}  {r.critical_path}")
+    return lines
+
+
+def run_pnr(progress=print):
+    """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration and the demo's
+    board build; return ``{name: PnrResult}`` and descriptions."""
+    from ...core.config import PRESETS
+    from .pnr import PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+
+    results, descriptions = {}, {}
+    for block in pnr_blocks(PRESETS["demo"]):
+        progress(f"place and route: {block.description}")
+        results[block.name] = place_and_route(block.build(), block.name)
+        descriptions[block.name] = block.description
+    progress(f"building the demo for {PNR_BOARD} (about 30 minutes unless cached)")
+    results["demo"] = demo_pnr(PNR_BOARD)
+    descriptions["demo"] = f"on-chip demo sorter on {PNR_BOARD} (in context)"
+    return results, descriptions
+
+
+def model_errors(config, rows):
+    """Per benchmark sort and phase: ``(records, phase, rtl, model, relative error)``, the
+    model with ideal memory (what the simulations' AXI RAM gives)."""
+    from ..perf.model import estimate
+
+    out = []
+    for row in rows:
+        e = estimate(config, row["records"], "ideal")
+        for phase, model in (("phase1", e.phase1.cycles), ("phase2", e.phase2.cycles)):
+            rtl = row[f"{phase}_cycles"]
+            out.append((row["records"], phase, rtl, model, (model - rtl) / rtl if rtl else 0.0))
+    return out
+
+
+def run_qor(parts, resource_configs, progress=print, store_figures=False):
+    """Measure ``parts`` (resources of the configurations ``resource_configs``, their block
+    figures stored with the presets when ``store_figures``); return ``(figures, report lines,
+    model failures)``."""
+    from .measure import BENCHMARK_SORTS, measure_generator, measure_sorts
+
+    figures, lines, failures = {}, [], []
+    if "resources" in parts:
+        for config in resource_configs:
+            progress(f"synthesising the blocks of {config.name} (cached ones are instant)")
+            estimate = estimate_resources(config, progress)
+            figures.update(resource_figures(estimate))
+            lines += resource_table(estimate) + [""]
+            if store_figures:
+                from ...core.block_figures import store_figures as store
+
+                path = store(config, estimate.groups)
+                lines += [f"stored the block figures of {config.name} in {path}", ""]
+    if "sorts" in parts:
+        for name in BENCHMARK_SORTS:
+            config, rows = measure_sorts(name, progress)
+            figures.update(sort_figures(config, rows))
+            lines.append(f"{name} ({config.summary()}): RTL cycles vs the performance model "
+                         f"(ideal memory)")
+            lines.append(f"{'records':>8} {'phase':>6} {'RTL':>8} {'model':>8} {'error':>7}")
+            for records, phase, rtl, model, error in model_errors(config, rows):
+                lines.append(f"{records:>8} {phase:>6} {rtl:>8} {model:>8} {error:>+7.1%}")
+                if abs(error) > MODEL_TOLERANCE:
+                    failures.append(f"MODEL {name} {records} records {phase}: model {model} vs "
+                                    f"RTL {rtl} cycles ({error:+.1%}, allowed "
+                                    f"{MODEL_TOLERANCE:.0%})")
+            lines.append("")
+    if "generator" in parts:
+        for name in GENERATOR_CONFIGS:
+            progress(f"generating the {name} kernel")
+            generated = measure_generator(name)
+            for key, value in generated.items():
+                figures[f"generator.{key}.{name}"] = value
+            lines.append(f"{name} generation: {generated['seconds']:.1f} s, peak "
+                         f"{generated['peak_mb']} MB, {generated['verilog_mb']} MB of Verilog, "
+                         f"{generated['modules']} distinct blocks")
+    if "pnr" in parts:
+        results, descriptions = run_pnr(progress)
+        figures.update(pnr_figures(results))
+        lines += [""] + pnr_table(results, descriptions)
+    return figures, lines, failures

@@ -1,0 +1,220 @@
+"""Kernel configurations: the named presets and every parameter derived from them."""
+
+import dataclasses
+from dataclasses import dataclass
+
+from .axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
+from .boards import HBM_BOARDS
+from .contract import report_bytes
+from .params import (
+    MAX_MERGE_RATE,
+    check_at_least,
+    check_power_of_two,
+    check_range,
+    check_record_widths,
+)
+from .tree_shape import MAX_LEAVES
+
+__all__ = ["KernelConfig", "PRESETS", "config_from", "RECORD_BITS", "MAX_TREE_RATE",
+           "COUNT_BITS"]
+
+RECORD_BITS = 64        # key_bits + value_bits: 8-byte records
+# A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest data bus.
+# (Phase 2's root, reuse * rate records, is a merge unit: at most MAX_MERGE_RATE.)
+MAX_TREE_RATE = MAX_DATA_WIDTH // RECORD_BITS
+COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """The shape of a two-phase TopSort kernel.
+
+    Phase 1: ``trees`` merge trees of ``leaves`` leaves and ``rate`` records per cycle, tree i
+    ping-ponging between channels 2i and 2i+1. Phase 2: ``reuse`` of them (trees 0, S, 2S, ...
+    with S = trees / reuse) and the extra merge units form one tree of ``reuse * leaves`` leaves
+    and ``reuse * rate`` records per cycle. Each tree ends phase 1 with at most
+    ``runs_per_tree = reuse * leaves / trees`` runs, one per phase-2 leaf.
+    """
+
+    name: str = "custom"
+    board: str = "u280"
+    trees: int = 16
+    rate: int = 8
+    leaves: int = 16
+    reuse: int = 4
+    key_bits: int = 32
+    value_bits: int = 32
+    read_burst_bytes: int = 1024     # phase-1 reads
+    reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
+                                     # pairs through the HBM crossbar
+    write_burst_bytes: int = 4096
+    batch_bytes: int = 4096          # phase-2 output batches, round robin over the write ports
+    read_outstanding: int = 16
+    write_outstanding: int = 8
+    channel_bytes: int = 0           # 0: the board's
+    clock_hz: int = 0                # 0: the board's
+
+    def __post_init__(self):
+        if self.board not in HBM_BOARDS:
+            raise ValueError(f"board must be one of {', '.join(HBM_BOARDS)}, "
+                             f"not {self.board!r}")
+        board = HBM_BOARDS[self.board]
+        if not self.channel_bytes:
+            object.__setattr__(self, "channel_bytes", board.channel_bytes)
+        if not self.clock_hz:
+            object.__setattr__(self, "clock_hz", board.clock_hz)
+        check_power_of_two("trees", self.trees, high=64, low=2)
+        check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
+        check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
+        if 2 * self.rate > self.leaves:
+            raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
+                             f"leaves take one record per cycle, not {self.rate}")
+        # Phase 2 joins at least two trees (one alone would repeat a phase-1 pass).
+        check_power_of_two("reuse", self.reuse, high=self.trees, low=2)
+        if self.reuse * self.leaves < self.trees:
+            raise ValueError(f"reuse * leaves must be at least trees ({self.trees}) so that "
+                             f"every tree has a phase-2 leaf, not {self.reuse * self.leaves}")
+        if self.reuse * self.rate > MAX_MERGE_RATE:
+            raise ValueError(f"reuse * rate must be at most {MAX_MERGE_RATE} (phase 2's root is "
+                             f"one merge unit), not {self.reuse * self.rate}")
+        if self.key_bits + self.value_bits != RECORD_BITS:
+            raise ValueError(f"key_bits + value_bits must be {RECORD_BITS} (8-byte records), not "
+                             f"{self.key_bits + self.value_bits}")
+        check_record_widths(self.key_bits, self.value_bits)
+        if 2 * self.trees > board.channels:
+            raise ValueError(f"trees must be at most {board.channels // 2} on {board.name} "
+                             f"(two channels each), not {self.trees}")
+        params = self.axi
+        for name in ("read_burst_bytes", "reuse_burst_bytes", "write_burst_bytes"):
+            params.check_burst_bytes(name, getattr(self, name))
+        if self.reuse_burst_bytes < self.read_burst_bytes:
+            raise ValueError(f"reuse_burst_bytes must be at least read_burst_bytes "
+                             f"({self.read_burst_bytes}), not {self.reuse_burst_bytes}")
+        check_power_of_two("batch_bytes", self.batch_bytes)
+        if self.batch_bytes < max(self.write_burst_bytes, self.reuse * params.beat_bytes):
+            raise ValueError(f"batch_bytes must be at least write_burst_bytes "
+                             f"({self.write_burst_bytes}), not {self.batch_bytes}")
+        check_range("read_outstanding", self.read_outstanding, 1, MAX_OUTSTANDING)
+        check_range("write_outstanding", self.write_outstanding, 1, MAX_OUTSTANDING)
+        check_power_of_two("channel_bytes", self.channel_bytes)
+        if self.channel_bytes < 2 * self.batch_bytes:
+            raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "
+                             f"({2 * self.batch_bytes}), not {self.channel_bytes}")
+        check_at_least("clock_hz", self.clock_hz, 1)
+        report = report_bytes(self.trees, params.beat_bytes)
+        if report > self.channel_bytes - self.half_bytes:
+            raise ValueError(f"batch_bytes must be at least the report's {report} bytes (the "
+                             f"room each channel keeps beside its half), not {self.batch_bytes}")
+        if self.capacity >= 1 << 32:     # the kernel's record count argument is 32-bit
+            raise ValueError(f"capacity must be below 2**32 records (a 32-bit count), not "
+                             f"{self.capacity}: use smaller channel_bytes")
+
+    # Derived parameters: the one place they are computed. (The record layout is hardware:
+    # ``RecordLayout(config.key_bits, config.value_bits)``.)
+    @property
+    def record_bytes(self):
+        return (self.key_bits + self.value_bits) // 8
+
+    @property
+    def length_bits(self):
+        """Bits of a byte count or offset within one tree's records (``COUNT_BITS`` records),
+        as the read and write engines and the tree controllers take it."""
+        return COUNT_BITS + (self.record_bytes - 1).bit_length()
+
+    @property
+    def data_width(self):
+        """AXI data width: one beat per tree root bundle."""
+        return self.rate * (self.key_bits + self.value_bits)
+
+    @property
+    def axi(self):
+        return AxiParams(data_width=self.data_width, addr_width=64,
+                         id_width=max(1, (self.leaves - 1).bit_length()))
+
+    @property
+    def group(self):
+        """Trees per phase-2 group (S): reused tree t reads trees t*S .. t*S+S-1."""
+        return self.trees // self.reuse
+
+    @property
+    def runs_per_tree(self):
+        """Runs each tree hands to phase 2 (F): one per phase-2 leaf."""
+        return self.reuse * self.leaves // self.trees
+
+    @property
+    def reused_trees(self):
+        return [t * self.group for t in range(self.reuse)]
+
+    @property
+    def half_bytes(self):
+        """The size of a buffer half: a channel less one batch, which stays free for other
+        buffers (the report among them: a host allocates whole buffers in a channel)."""
+        return self.channel_bytes - self.batch_bytes
+
+    @property
+    def half_alignment(self):
+        """Halves start on a batch boundary (phase 2 writes whole batches into them) and on a
+        4 KB page (``PAGE_BYTES``: no AXI burst crosses one)."""
+        return max(self.batch_bytes, PAGE_BYTES)
+
+    @property
+    def tree_capacity(self):
+        """Records one tree can hold: a half's worth."""
+        return self.half_bytes // self.record_bytes
+
+    @property
+    def capacity(self):
+        return self.trees * self.tree_capacity
+
+    def summary(self):
+        return (f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "
+                f"phase 2: {self.reuse} trees, {self.reuse * self.leaves} leaves, "
+                f"{self.reuse * self.rate} records/cycle; {self.data_width}-bit AXI; "
+                f"capacity {self.capacity} records ({self.capacity * self.record_bytes} B) on "
+                f"{self.board} at {self.clock_hz / 1e6:g} MHz")
+
+
+PRESETS = {
+    "u280": KernelConfig(name="u280"),
+    # The paper's shape on the U55C: same die, 512 MB channels (twice the records).
+    "u55c": KernelConfig(name="u55c", board="u55c"),
+    "tiny": KernelConfig(name="tiny", board="sim", trees=4, rate=2, leaves=4, reuse=2,
+                         read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
+                         batch_bytes=256, read_outstanding=4, write_outstanding=4),
+    "small": KernelConfig(name="small", board="sim", trees=4, rate=4, leaves=8, reuse=2,
+                          read_burst_bytes=512, reuse_burst_bytes=1024, write_burst_bytes=1024,
+                          batch_bytes=1024, read_outstanding=8, write_outstanding=4,
+                          channel_bytes=64 << 10),
+    # The on-chip demo (topsort_hdl.targets.onchip): each tree's port reaches only its own two
+    # block-RAM channels, so trees == reuse (phase 2 reuses every tree).
+    "demo": KernelConfig(name="demo", board="onchip", trees=2, rate=2, leaves=4, reuse=2,
+                         read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
+                         batch_bytes=256, read_outstanding=4, write_outstanding=4),
+}
+
+
+def config_from(name="u280", overrides=()):
+    """The preset ``name`` with ``overrides`` (``KEY=VALUE`` strings) applied.
+
+    Raises ``ValueError`` naming the key or value at fault.
+    """
+    if name not in PRESETS:
+        raise ValueError(f"config must be one of {', '.join(PRESETS)}, not {name!r}")
+    fields = {f.name: f for f in dataclasses.fields(KernelConfig)}
+    changes = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or key not in fields or key == "name":
+            allowed = ", ".join(k for k in fields if k != "name")
+            raise ValueError(f"--set takes KEY=VALUE with KEY one of {allowed}, not {item!r}")
+        if key == "board":
+            changes[key] = value
+            continue
+        try:
+            changes[key] = int(value, 0)
+        except ValueError:
+            raise ValueError(f"{key} must be an integer, not {value!r}") from None
+    if "board" in changes:   # board facts follow the board unless set too
+        changes.setdefault("channel_bytes", 0)
+        changes.setdefault("clock_hz", 0)
+    return dataclasses.replace(PRESETS[name], **changes)

@@ -1,0 +1,65 @@
+"""Golden model of the whole kernel: which runs sit where after every pass, and the output.
+
+Merges are modelled by key only (the hardware's order among equal keys is its own), so the
+model's memory is compared with the RTL's as sorted-run structure: the same runs, each with the
+same keys in order and the same (key, value) multiset.
+"""
+
+from ..plan import leaf_regions, output_bases, phase2_leaves, split_records, tree_plan
+
+__all__ = ["KernelModel"]
+
+
+def _merge(runs):
+    return sorted((record for run in runs for record in run), key=lambda r: r[0])
+
+
+class KernelModel:
+    """Run a configuration's plan on ``(key, value)`` records.
+
+    After :meth:`run`: ``plans`` (per tree), ``halves[i][h]`` (the records of tree i's half h
+    after phase 1, as a list), ``passes[i]`` (per pass, the list of output runs), ``output``
+    (the sorted records) and ``chunks`` (``(stream offset, address, bytes)`` of the phase-2
+    output for the given ``addresses``, ``addresses[i] = (half 0, half 1)`` of tree i).
+    """
+
+    def __init__(self, config):
+        self.config = config
+
+    def run(self, records, addresses=None):
+        c = self.config
+        counts = split_records(len(records), c.trees)
+        self.plans, self.halves, self.passes = [], [], []
+        start = 0
+        for tree, count in enumerate(counts):
+            plan = tree_plan(count, c.leaves, c.runs_per_tree)
+            halves = [list(records[start:start + count]), []]
+            start += count
+            history = []
+            for step in plan.passes:
+                source = halves[step.source]
+                leaf_runs = []
+                for first, length, groups in leaf_regions(count, step, c.leaves):
+                    region = source[first:first + length]
+                    leaf_runs.append([region[k * step.run_length:(k + 1) * step.run_length]
+                                      for k in range(groups)])
+                out_runs = [_merge(leaf[g] for leaf in leaf_runs) for g in range(step.groups)]
+                expected = [step.run_length * step.active] * (step.groups - 1)
+                lengths = [len(r) for r in out_runs]
+                assert lengths[:-1] == expected, (tree, step, lengths)  # regular layout
+                halves[step.source ^ 1] = [r for run in out_runs for r in run]
+                history.append(out_runs)
+            self.plans.append(plan)
+            self.halves.append(halves)
+            self.passes.append(history)
+        leaves = phase2_leaves(self.plans, c.reuse, c.leaves)
+        runs = [self.halves[tree][half][first:first + count]
+                for row in leaves for tree, half, first, count in row]
+        self.output = _merge(runs)
+        if addresses is not None:
+            from .memory import batch_chunks
+
+            bases = output_bases(self.plans, addresses, c.reuse)
+            self.chunks = list(batch_chunks(len(records) * c.record_bytes, bases,
+                                            c.batch_bytes, c.group))
+        return self.output

@@ -1,0 +1,238 @@
+"""The AXI4-Lite control slave of a Vitis RTL kernel (``ap_ctrl_hs``), laid out by its
+:class:`~topsort_hdl.core.register_map.RegisterMap` (offsets and layout are described there)."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from ...core.contract import (
+    AP_DONE,
+    AP_IDLE,
+    AP_READY,
+    AP_START,
+    AUTO_RESTART,
+    CONTROL,
+    GIE,
+    IER,
+    INTERRUPT,
+    IRQ_DONE,
+    IRQ_READY,
+    ISR,
+)
+from ...core.register_map import RegisterMap
+from ..block import Block
+from ..records import check_range
+from .signature import RESP_OKAY, AxiLiteSignature
+
+__all__ = ["ControlRegisters"]
+
+
+class ControlRegisters(Block):
+    """The ``s_axi_control`` slave of an ``ap_ctrl_hs`` kernel.
+
+    AW and W are each held in a register until both have arrived, then the write is applied
+    (one write in flight: neither is taken again until B is accepted). A read samples its
+    group of 16 words on the AR handshake and RDATA is selected from it in the next cycle, so
+    a read of ``control`` clears ap_done and ap_ready exactly once, in the cycle the read is
+    accepted. Unused offsets read 0; writes to them
+    and to read-only registers are accepted and ignored. Responses are always OKAY.
+
+    Parameters
+    ----------
+    args : sequence of (str, int)
+        Kernel arguments as ``(name, bits)``, bits 1 to 64.
+    counters : sequence of str
+        Names of 64-bit read-only counters.
+    addr_width : int
+        AXI4-Lite address width, 4 to 32; the map must fit in it.
+
+    Members
+    -------
+    s_axi_control : In(AxiLiteSignature(addr_width))
+    start : Out(1)
+        ap_start.
+    ready, done : In(1)
+        One-cycle pulses from the kernel: it took the start, it finished.
+    idle : In(1)
+        Read as ap_idle one cycle later, registered like ap_done.
+    interrupt : Out(1)
+    args : Out(StructLayout({name: bits}))
+    status : In(32)
+    counters : In(StructLayout({name: 64}))
+        Like ``args``, one packed port in emitted Verilog (``counters[64*i+63:64*i]``).
+    """
+
+    def __init__(self, args, counters=(), addr_width=12):
+        check_range("addr_width", addr_width, 4, 32)
+        regs = RegisterMap(args, counters)
+        if regs.address_bits > addr_width:
+            raise ValueError(f"addr_width must be at least {regs.address_bits} for this "
+                             f"register map ({regs.size:#x} bytes), not {addr_width}")
+        self.register_map = regs
+        self.addr_width = addr_width
+        super().__init__({
+            "s_axi_control": In(AxiLiteSignature(addr_width)),
+            "start": Out(1),
+            "ready": In(1),
+            "done": In(1),
+            "idle": In(1),
+            "interrupt": Out(1),
+            "args": Out(data.StructLayout(dict(regs.args))),
+            "status": In(32),
+            "counters": In(data.StructLayout({name: 64 for name in regs.counters})),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.s_axi_control
+        regs = self.register_map
+        word_bits = self.addr_width - 2
+
+        start = self.start
+        done_flag = Signal()
+        ready_flag = Signal()
+        auto_restart = Signal()
+        gie = Signal()
+        ier = Signal(2)
+        isr = Signal(2)
+        m.d.comb += self.interrupt.eq(gie & isr.any())
+        # Registered like ap_done, so a kernel that raises idle and done together is never
+        # read as idle but not done.
+        idle = Signal()
+        m.d.sync += idle.eq(self.idle)
+
+        def word(offset):
+            return offset >> 2
+
+        # 32-bit words of every multi-word register: (word index, value, bits in the word).
+        arg_words = []
+        for name, bits in regs.args:
+            base = word(regs.offset(name))
+            value = self.args[name]
+            arg_words.append((base, value, 0, min(bits, 32)))
+            if bits > 32:
+                arg_words.append((base + 1, value, 32, bits - 32))
+
+        # --- write channel: hold AW and W until both are here, then apply ---
+        aw_full = Signal()
+        aw_word = Signal(word_bits)
+        aw_control = Signal()     # aw_word is the control word's: decoded as AW is taken
+        w_full = Signal()
+        w_data = Signal(32)
+        w_strb = Signal(4)
+        bvalid = Signal()
+        m.d.comb += [
+            bus.awready.eq(~aw_full & ~bvalid),
+            bus.wready.eq(~w_full & ~bvalid),
+            bus.bvalid.eq(bvalid),
+            bus.bresp.eq(RESP_OKAY),
+        ]
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:]),
+                         aw_control.eq(bus.awaddr[2:] == word(CONTROL))]
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
+        with m.If(bvalid & bus.bready):
+            m.d.sync += bvalid.eq(0)
+
+        write_control = Signal()  # a write of 1 to ap_start is being applied
+        m.d.comb += write_control.eq(aw_full & w_full & aw_control & w_strb[0] &
+                                     w_data[AP_START])
+        with m.If(aw_full & w_full):
+            m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
+            with m.Switch(aw_word):
+                with m.Case(word(CONTROL)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += auto_restart.eq(w_data[AUTO_RESTART])
+                with m.Case(word(GIE)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += gie.eq(w_data[0])
+                with m.Case(word(IER)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += ier.eq(w_data[:2])
+                with m.Case(word(ISR)):
+                    with m.If(w_strb[0]):
+                        m.d.sync += isr.eq(isr ^ w_data[:2])
+                for index, value, low, bits in arg_words:
+                    with m.Case(index):
+                        for lane in range(4):
+                            lo, hi = 8 * lane, min(8 * lane + 8, bits)
+                            if lo < hi:
+                                with m.If(w_strb[lane]):
+                                    m.d.sync += value[low + lo:low + hi].eq(w_data[lo:hi])
+
+        # --- read channel: on the AR handshake, each group of 16 words is narrowed to the
+        # addressed word's (the control word sampled then, as the clear-on-read happens);
+        # in the next cycle the group is picked into RDATA, held until RREADY. One
+        # multiplexer over every word was 6 LUT levels on u280's map. ---
+        reading = Signal()      # AR taken last cycle: RDATA is being selected
+        rvalid = Signal()
+        rdata = Signal(32)
+        m.d.comb += [
+            bus.arready.eq(~rvalid & ~reading),
+            bus.rvalid.eq(rvalid),
+            bus.rdata.eq(rdata),
+            bus.rresp.eq(RESP_OKAY),
+        ]
+        with m.If(rvalid & bus.rready):
+            m.d.sync += rvalid.eq(0)
+        read_control = Signal()  # the read of `control` accepted this cycle
+        control = Signal(32)
+        m.d.comb += [
+            control[AP_START].eq(start),
+            control[AP_DONE].eq(done_flag),
+            control[AP_IDLE].eq(idle),
+            control[AP_READY].eq(ready_flag),
+            control[AUTO_RESTART].eq(auto_restart),
+            control[INTERRUPT].eq(self.interrupt),
+        ]
+        words = {word(CONTROL): control, word(GIE): gie, word(IER): ier, word(ISR): isr,
+                 word(regs.status_offset): self.status}
+        for index, value, low, bits in arg_words:
+            words[index] = value[low:low + bits]
+        for name in regs.counters:
+            counter = self.counters[name]
+            words[word(regs.offset(name))] = counter[:32]
+            words[word(regs.offset(name)) + 1] = counter[32:]
+        group_bits = min(4, word_bits)
+        groups = {}
+        for index, value in words.items():
+            groups.setdefault(index >> group_bits, {})[index & ((1 << group_bits) - 1)] = value
+        picked = {g: Signal(32, name=f"rgroup{g}") for g in groups}
+        r_group = Signal(word_bits - group_bits)
+        ar_word = bus.araddr[2:]
+        with m.If(bus.arvalid & bus.arready):
+            m.d.comb += read_control.eq(ar_word == word(CONTROL))
+            m.d.sync += [reading.eq(1), r_group.eq(ar_word[group_bits:])]
+            for g, members in groups.items():
+                m.d.sync += picked[g].eq(0)
+                with m.Switch(ar_word[:group_bits]):
+                    for offset, value in members.items():
+                        with m.Case(offset):
+                            m.d.sync += picked[g].eq(value)
+        with m.If(reading):
+            m.d.sync += [reading.eq(0), rvalid.eq(1), rdata.eq(0)]
+            with m.Switch(r_group):
+                for g in groups:
+                    with m.Case(g):
+                        m.d.sync += rdata.eq(picked[g])
+
+        # --- handshake with the kernel; the later assignment wins in each ---
+        # A host write of 1 wins over the clear, as in Vitis HLS: a start is never lost.
+        with m.If(self.ready & ~auto_restart):
+            m.d.sync += start.eq(0)
+        with m.If(write_control):
+            m.d.sync += start.eq(1)
+        # An event in the cycle of the clearing read stays set: that read did not report it.
+        with m.If(read_control):
+            m.d.sync += [done_flag.eq(0), ready_flag.eq(0)]
+        with m.If(self.done):
+            m.d.sync += done_flag.eq(1)
+        with m.If(self.ready):
+            m.d.sync += ready_flag.eq(1)
+        # Likewise an interrupt event wins over a toggle that would clear it.
+        with m.If(self.done & ier[IRQ_DONE]):
+            m.d.sync += isr[IRQ_DONE].eq(1)
+        with m.If(self.ready & ier[IRQ_READY]):
+            m.d.sync += isr[IRQ_READY].eq(1)
+        return m

@@ -1,0 +1,529 @@
+"""The read engine: one AXI4 master keeping many leaf buffers fed."""
+
+from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
+from amaranth.lib import data, stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from ...core.axi_params import MAX_OUTSTANDING
+from ..block import Block
+from ..records import check_at_least, check_positive, check_range
+from .beats import BeatLayout
+from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
+
+__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING"]
+
+
+def region_layout(params, length_bits, targets):
+    """A read or write command: ``bytes`` bytes from byte address ``addr`` for ``target``."""
+    return data.StructLayout({
+        "target": max(1, ceil_log2(targets)),
+        "addr": params.addr_width,
+        "bytes": length_bits,
+    })
+
+
+def check_engine_params(params, burst_bytes, max_outstanding, length_bits):
+    """Checks the read and write engines share; returns burst length in beats."""
+    if not isinstance(params, AxiParams):
+        raise TypeError(f"params must be an AxiParams, not {params!r}")
+    params.check_burst_bytes("burst_bytes", burst_bytes)
+    check_range("max_outstanding", max_outstanding, 1, MAX_OUTSTANDING)
+    check_range("length_bits", length_bits, exact_log2(params.beat_bytes) + 1, params.addr_width)
+    return burst_bytes // params.beat_bytes
+
+
+def _round_robin(m, vector, above, name):
+    """One-hot: the lowest set bit of ``vector`` among ``above``, else its lowest set bit; and
+    whether any bit is set.
+
+    ``x & -x`` keeps the lowest set bit of ``x``: the increment's carry chain does the
+    priority, where prefix ORs over many bits become chains of LUTs. Over ``Cat(vector &
+    above, vector)`` the lowest bit is in the first half if any is set there; the carry out
+    of ``~x + 1`` is set when no bit is.
+    """
+    n = len(vector)
+    both = Signal(2 * n, name=f"{name}_both")
+    negated = Signal(2 * n + 1, name=f"{name}_negated")
+    lowest = Signal(2 * n, name=f"{name}_lowest")
+    m.d.comb += [
+        both.eq(Cat(vector & above, vector)),
+        negated.eq(~both + 1),
+        lowest.eq(both & negated[:2 * n]),
+    ]
+    return lowest[:n] | lowest[n:], ~negated[2 * n]
+
+
+def _one_hot_select(one_hot, values):
+    """``values[i]`` for the set bit ``i`` of ``one_hot`` (zero when none is)."""
+    result = 0
+    for i, value in enumerate(values):
+        result = result | Mux(one_hot[i], value, 0)
+    return result
+
+
+class AxiReadEngine(Block):
+    """Read one contiguous byte region per leaf, in INCR bursts, into per-leaf beat buffers.
+
+    A command names a leaf, a byte address and a length; both may be anything (regions need
+    not start or end on a beat). The engine issues bursts of at most ``burst_bytes``, aligned to
+    ``burst_bytes`` (so none crosses a 4 KB page; a region's first and last bursts are shorter),
+    round robin over the leaves that have room for the burst in their buffer. While
+    ``short_bursts`` is high, bursts are at most ``short_burst_bytes`` and aligned to it (the
+    port is not called ``short``: a C++ word, which Verilator's per-module models cannot take
+    as a port name): a merge tree runs about
+    ``leaves`` bursts behind its reader, so a kernel uses long bursts only where they pay for
+    that. Room is reserved when the burst is issued, so ``rready`` never drops. ARID is the leaf
+    index: a memory may return different leaves' bursts out of order or interleaved. Leaves'
+    regions may lie in any channels of the address map (phase 2 reads four channel pairs
+    through one port).
+
+    Each leaf's buffer feeds its ``leaf[i]`` stream of :class:`BeatLayout` beats (bytes
+    ``[begin, end)`` of each beat belong to the region; ``last`` on its final beat). A leaf takes
+    a new command once every beat of its previous region has arrived; a zero-length region
+    produces no beat. Commands are decoded in two registered steps (a command every other cycle
+    at most) and bursts are granted from registered lengths and room, one cycle before they go
+    to AR (a burst every other cycle at most), so no path runs from ``cmd`` to AR or the leaves'
+    registers in one cycle; a leaf's first burst leaves about six cycles after its command.
+    Wide choices (the round robins, a beat's leaf) use carry chains, registered one-hot
+    vectors and multiplexers rather than wide ORs, so no path is deeper than about five LUTs.
+
+    The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
+    see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
+    front of its stream (``leaf_beats``). The memory takes a beat from R and gives one to a
+    leaf register every cycle; a beat can be read two cycles after it arrives. A leaf's
+    registers are refilled from registered state only (no path from a leaf's ``ready`` to the
+    memory), four cycles from a beat taken to the next in its place, so one leaf takes at most
+    ``leaf_beats`` beats every four cycles (and one every other cycle), the engine a beat every
+    cycle over its leaves. A leaf feeder needs a beat
+    every ``records per beat`` cycles at most (eight on the U280: one register is enough).
+
+    ``error`` (sticky until reset) flags an error response, a command whose region wraps the
+    address space or names a leaf that does not exist (such commands are dropped), or a beat
+    nobody asked for (errors on R a cycle after the beat).
+
+    Parameters
+    ----------
+    params : AxiParams
+    leaves : int
+        Leaf buffers served; ARID width must hold a leaf index.
+    burst_bytes : int
+        Largest burst, a power of two from one beat to 4 KB.
+    short_burst_bytes : int
+        Largest burst while ``short_bursts`` is high, a power of two from one beat to
+        ``burst_bytes`` (default ``burst_bytes``).
+    max_outstanding : int
+        Bursts in flight at most.
+    buffer_beats : int
+        Depth of each leaf buffer in beats, at least one burst (default: two bursts, at least
+        2), not counting the leaf's beat register.
+    length_bits : int
+        Width of a command's byte count.
+    buffer_style : str or None
+        ``ram_style`` of the shared buffer memory (``"ultra"``: UltraRAM, ``"block"``: block
+        RAM), honoured by Vivado and Yosys; ``None`` leaves the choice to the tool.
+    leaf_beats : int
+        Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
+        every four cycles, at most one every other cycle.
+    """
+
+    module_tag_format = "read_engine_l{leaves}_b{burst_bytes}"
+
+    def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
+                 max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None,
+                 leaf_beats=1):
+        self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
+        if short_burst_bytes is None:
+            short_burst_bytes = burst_bytes
+        params.check_burst_bytes("short_burst_bytes", short_burst_bytes)
+        if short_burst_bytes > burst_bytes:
+            raise ValueError(f"short_burst_bytes must be at most burst_bytes ({burst_bytes}), "
+                             f"not {short_burst_bytes}")
+        self.short_burst_beats = short_burst_bytes // params.beat_bytes
+        check_positive("leaves", leaves)
+        if (leaves - 1).bit_length() > params.id_width:
+            raise ValueError(f"params.id_width must be at least {(leaves - 1).bit_length()} to "
+                             f"name {leaves} leaves, not {params.id_width}")
+        if buffer_beats is None:
+            buffer_beats = max(2, 2 * self.burst_beats)
+        check_at_least("buffer_beats", buffer_beats, self.burst_beats)
+        if buffer_style is not None and not isinstance(buffer_style, str):
+            raise TypeError(f"buffer_style must be a string or None, not {buffer_style!r}")
+        self.buffer_style = buffer_style
+        check_range("leaf_beats", leaf_beats, 1, 4)
+        self.leaf_beats = leaf_beats
+        self.params = params
+        self.leaves = leaves
+        self.burst_bytes = burst_bytes
+        self.short_burst_bytes = short_burst_bytes
+        self.max_outstanding = max_outstanding
+        self.buffer_beats = buffer_beats
+        self.length_bits = length_bits
+        self.command_layout = region_layout(params, length_bits, leaves)
+        self.beat_layout = BeatLayout(params)
+        super().__init__({
+            "axi": Out(Axi4Signature(params)),
+            "cmd": In(stream.Signature(self.command_layout)),
+            "short_bursts": In(1),
+            "leaf": Out(stream.Signature(self.beat_layout)).array(leaves),
+            "idle": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        axi, p = self.axi, self.params
+        lanes, leaves = p.beat_bytes, self.leaves
+        lane_bits, burst_bits = exact_log2(lanes), exact_log2(self.burst_beats)
+        short_bits = exact_log2(self.short_burst_beats)
+        leaf_bits = max(1, ceil_log2(leaves))
+        region_beats = range((1 << (self.length_bits - lane_bits)) + 2)
+
+        next_beat = [Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
+                     for i in range(leaves)]         # beat address of the next burst
+        to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
+        pending = Signal(leaves)             # to_issue != 0, kept as a flag
+        narrow = Signal(leaves)              # to_issue < 2 * burst_beats, kept as a flag
+        # A leaf's bursts come back in order (one ARID per leaf), so its region's last beat is
+        # the RLAST that comes once its closing burst is granted and is its only burst in
+        # flight. Bursts in flight are counted per leaf (a few bits, where a count of the
+        # region's beats took the full length's width and a LUT a bit to load and count).
+        inflight = [Signal(range(self.max_outstanding + 1), name=f"inflight{i}")
+                    for i in range(leaves)]
+        closed = Signal(leaves)              # the leaf's closing burst is granted
+        final = Signal(leaves)               # the leaf's next RLAST ends its region
+        first = Signal(leaves)
+        begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
+        end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
+        returning = Signal(leaves)           # a beat is due
+        committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
+                     for i in range(leaves)]         # buffer entries taken or promised
+        burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
+                     for i in range(leaves)]
+        closing = Signal(leaves)             # the leaf's next burst ends its region
+        request = Signal(leaves)
+        granted = Signal(leaves)             # one-hot: the leaf whose burst goes to AR now
+        granting = Signal()                  # granted.any()
+        advancing = Signal(leaves)           # one-hot: the leaf whose burst went to AR last cycle
+        advanced = Signal()                  # advancing.any()
+        settling = Signal(leaves)
+        loading = Signal(leaves)             # one-hot: a leaf takes a command this cycle
+
+        # Each leaf's next burst runs to the burst boundary (the short one while
+        # ``short_bursts``) or to the region's end. Its length is registered, and whether the
+        # leaf's buffer has room for it is registered from that: the arbiter reads only
+        # flip-flops. While a leaf requests, its length is held, so the burst that leaves is the
+        # one room was checked for (``short_bursts`` may change meanwhile). Room a cycle old is
+        # safe (a leaf's buffer only drains meanwhile), and a request stays up until its grant.
+        # The length is two cycles behind a leaf's address and count, so a leaf that has just
+        # taken a command sits out a cycle, one just granted three (its burst goes to AR the
+        # cycle after the grant, its address and count advance the cycle after that, see below).
+        new_beat = Signal.like(next_beat[0])
+        new_left = Signal.like(to_issue[0])
+        new_pending = Signal()
+        new_narrow = Signal()
+        for i in range(leaves):
+            to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
+            m.d.comb += to_boundary.eq(
+                Mux(self.short_bursts, self.short_burst_beats - next_beat[i][:short_bits],
+                    self.burst_beats - next_beat[i][:burst_bits]))
+            # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
+            low = to_issue[i][:burst_bits + 1]
+            requests = Signal(name=f"requests{i}")     # request's next value
+            m.d.comb += requests.eq(pending[i] & ~settling[i] & ~granted[i] & ~advancing[i] &
+                                    (committed[i] + burst_len[i] <= self.buffer_beats))
+            # (a request's length is the one its room was checked with: held from that check)
+            with m.If(~requests):
+                m.d.sync += [
+                    burst_len[i].eq(Mux(narrow[i] & (low < to_boundary), low, to_boundary)),
+                    closing[i].eq(narrow[i] & (low <= to_boundary)),
+                ]
+            m.d.sync += [
+                request[i].eq(requests),
+                settling[i].eq(loading[i] | advancing[i]),
+            ]
+            # One adder for every leaf's address and count (a burst leaves every other cycle
+            # at most), and the same wires bring a command's: a leaf's registers take them,
+            # nothing else.
+            with m.If(advancing[i] | loading[i]):
+                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left),
+                             pending[i].eq(new_pending), narrow[i].eq(new_narrow)]
+
+        # Round robin in two registered steps: a leaf is granted from the registered requests
+        # (the lowest requesting leaf above the last one granted, else the lowest), and its
+        # burst goes to AR from that grant the next cycle. A grant needs AR free in the next
+        # cycle, so bursts leave every other cycle at most.
+        outstanding = Signal(range(self.max_outstanding + 1))
+        mask = Signal(leaves)                # the leaves above the one granted last
+        pick, requested = _round_robin(m, request, mask, "arbiter")
+        can_grant = ~granting & (~axi.arvalid | axi.arready) & \
+            (outstanding < self.max_outstanding)
+        m.d.sync += [
+            granted.eq(Mux(can_grant, pick, 0)),
+            granting.eq(can_grant & requested),
+            advancing.eq(granted),
+            advanced.eq(granting),
+        ]
+        granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
+        m.d.sync += granted_index.eq(_one_hot_select(pick, [C(i, leaf_bits)
+                                                            for i in range(leaves)]))
+        # (compares with the index: prefix ORs of the one-hot would chain)
+        with m.If(granting):
+            m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
+
+        with m.If(axi.arready):
+            m.d.sync += axi.arvalid.eq(0)
+        issued_len = Signal.like(burst_len[0])
+        issued_left = Signal.like(to_issue[0])
+        issued_closing = Signal()
+        chosen_len = Signal.like(burst_len[0])
+        # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
+        m.d.comb += chosen_len.eq(Array(burst_len)[granted_index])
+        with m.If(granting):
+            m.d.sync += [
+                axi.arvalid.eq(1),
+                axi.araddr.eq(Cat(C(0, lane_bits), Array(next_beat)[granted_index])),
+                axi.arlen.eq(chosen_len - 1),
+                axi.arid.eq(granted_index),
+                issued_len.eq(chosen_len),
+                issued_left.eq(Array(to_issue)[granted_index]),
+                issued_closing.eq(closing.bit_select(granted_index, 1)),
+            ]
+        m.d.comb += [
+            axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
+            axi.arcache.eq(AXI_CACHE_MODIFIABLE),
+            axi.rready.eq(1),  # every burst in flight has its room reserved
+        ]
+        # Bursts granted and not yet returned (a grant counts before its AR handshake).
+        burst_done = axi.rvalid & axi.rlast
+        m.d.sync += outstanding.eq(outstanding + (can_grant & requested) - burst_done)
+
+        # Commands are decoded in two registered steps before they reach a leaf's bookkeeping:
+        # the sums first (the region's beats, from its length and its offset into the first
+        # beat; whether it wraps the address space), then what they mean (a region that wraps,
+        # a leaf that does not exist, flags of the beat count). Each step takes a command only
+        # when the next is empty (a command every other cycle at most), so the handshakes read
+        # only flip-flops. Nothing from the command input reaches AR or the leaf registers in
+        # the cycle it arrives. A leaf takes its command once every beat of its previous region
+        # has arrived (``returning`` low).
+        cmd = self.cmd.payload
+        low_bits = self.length_bits          # the address bits a length can carry
+        sums = Signal(data.StructLayout({
+            "valid": 1,
+            "target": len(cmd.target),
+            "known": 1,
+            "nonzero": 1,
+            "next_beat": p.addr_width - lane_bits,
+            "beats": region_beats,
+            "begin": range(lanes),
+            "end": range(1, lanes + 1),
+            "wraps": 1,
+        }))
+        decoded = Signal(data.StructLayout({
+            "valid": 1,
+            "hot": leaves,             # one-hot: the leaf named, if it exists
+            "bad": 1,
+            "load": 1,
+            "next_beat": p.addr_width - lane_bits,
+            "beats": region_beats,
+            "narrow": 1,               # beats < 2 * burst_beats
+            "begin": range(lanes),
+            "end": range(1, lanes + 1),
+        }))
+        decoded_leaves = Signal()
+        sums_move = Signal()
+        m.d.comb += [
+            # (not while a leaf's address advances: they share the wires)
+            decoded_leaves.eq(decoded.valid & ~advanced & ~(returning & decoded.hot).any()),
+            sums_move.eq(sums.valid & ~decoded.valid),
+            self.cmd.ready.eq(~sums.valid),
+        ]
+        offset = cmd.addr[:lane_bits]
+        with m.If(sums_move):
+            m.d.sync += sums.valid.eq(0)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += [
+                sums.valid.eq(1),
+                sums.target.eq(cmd.target),
+                sums.known.eq(cmd.target < leaves),
+                sums.nonzero.eq(cmd.bytes != 0),
+                sums.next_beat.eq(cmd.addr[lane_bits:]),
+                # ceil((addr + bytes) / lanes) - floor(addr / lanes): only the offset counts.
+                sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
+                sums.begin.eq(offset),
+                sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
+                # The region wraps when its end is past 2**addr_width: only possible from the
+                # top 2**length_bits bytes, when bytes > 2**length_bits - (the low address).
+                sums.wraps.eq(cmd.addr[low_bits:].all() &
+                              (cmd.bytes > (~cmd.addr[:low_bits]) + 1)),
+            ]
+        with m.If(decoded_leaves):
+            m.d.sync += decoded.valid.eq(0)
+        with m.If(sums_move):
+            m.d.sync += [
+                decoded.valid.eq(1),
+                decoded.hot.eq(Cat(sums.known & (sums.target == i) for i in range(leaves))),
+                decoded.bad.eq(~sums.known | sums.wraps),
+                decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
+                decoded.next_beat.eq(sums.next_beat),
+                decoded.beats.eq(sums.beats),
+                decoded.narrow.eq(sums.beats[burst_bits + 1:] == 0),
+                decoded.begin.eq(sums.begin),
+                decoded.end.eq(sums.end),
+            ]
+        left = Signal.like(to_issue[0])
+        m.d.comb += [
+            # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
+            loading.eq(Mux(decoded.valid & ~advanced & decoded.load, decoded.hot & ~returning,
+                           0)),
+            left.eq(issued_left - issued_len),
+            new_beat.eq(Mux(advanced, axi.araddr[lane_bits:] + issued_len, decoded.next_beat)),
+            new_left.eq(Mux(advanced, left, decoded.beats)),
+            new_pending.eq(~advanced | ~issued_closing),   # a command's region is not empty
+            new_narrow.eq(Mux(advanced, left[burst_bits + 1:] == 0, decoded.narrow)),
+        ]
+        with m.If(decoded_leaves & decoded.bad):
+            m.d.sync += self.error.eq(1)
+
+        # Returning beats go to the buffer of the leaf named by RID (one-hot ``arriving``).
+        rid = axi.rid[:leaf_bits]
+        arriving = Signal(leaves)
+        m.d.comb += arriving.eq(Cat(axi.rvalid & (rid == i) & returning[i]
+                                    for i in range(leaves)))
+        # (the same as arriving.any(), by a multiplexer: wide ORs become chains of LUTs)
+        expected = Signal()
+        m.d.comb += expected.eq(axi.rvalid & (rid < leaves) & returning.bit_select(rid, 1))
+        # Errors on R are registered before they reach ``error`` (a cycle later).
+        stray = Signal()
+        m.d.sync += stray.eq(axi.rvalid & (~expected | (axi.rresp != RESP_OKAY)))
+        with m.If(stray):
+            m.d.sync += self.error.eq(1)
+        for i in range(leaves):
+            # A burst is in flight from its grant (before AR: none of its beats is back yet) to
+            # its RLAST. ``final`` is registered from the count and what changes it this cycle.
+            done = Signal(name=f"burst_done{i}")
+            m.d.comb += done.eq(arriving[i] & axi.rlast)
+            closes = Signal(name=f"closes{i}")
+            m.d.comb += closes.eq(closed[i] | granted[i] & closing[i])
+            count = inflight[i]
+            m.d.sync += [
+                count.eq(count + granted[i] - done),
+                closed[i].eq(closes),
+                final[i].eq(closes & Mux(granted[i] == done, count == 1,
+                                         Mux(granted[i], count == 0, count == 2))),
+            ]
+            with m.If(arriving[i]):
+                m.d.sync += first[i].eq(0)
+                with m.If(axi.rlast & final[i]):
+                    m.d.sync += returning[i].eq(0)
+            # (never with a beat for the leaf: it takes a command only once none is due, so
+            # none of its bursts is in flight)
+            with m.If(loading[i]):
+                m.d.sync += [
+                    closed[i].eq(0),
+                    final[i].eq(0),
+                    first[i].eq(1),
+                    begin[i].eq(decoded.begin),
+                    end[i].eq(decoded.end),
+                    returning[i].eq(1),
+                ]
+
+        # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
+        # filled from R at its write pointer and read at its read pointer into its beat
+        # register, only while that register is empty and no read for it is under way, so every
+        # read lands: a slot is free once read. Pointers carry one bit more than a slot index
+        # (full and empty differ).
+        slot_bits = ceil_log2(self.buffer_beats)
+        attrs = {"ram_style": self.buffer_style} if self.buffer_style else None
+        memory = m.submodules.buffers = Memory(shape=self.beat_layout, depth=1 << (slot_bits +
+                                               leaf_bits), init=[], attrs=attrs)
+        write, read = memory.write_port(), memory.read_port()
+        wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
+        rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
+        last_beat = axi.rlast & final.bit_select(rid, 1)
+        m.d.comb += [
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid)),
+            write.en.eq(expected),
+            write.data.data.eq(axi.rdata),
+            write.data.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
+            write.data.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
+            write.data.last.eq(last_beat),
+        ]
+        # Room is reserved, so a beat never finds its leaf's region full.
+        full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
+        overflow = Signal(leaves)
+        m.d.sync += overflow.eq(arriving & full)
+        with m.If(overflow.any()):
+            m.d.sync += self.error.eq(1)
+
+        # The read side, in registered steps (no path from the pointers' compare through the
+        # choice to the memory's address in one cycle): a leaf is chosen a cycle before it is
+        # read, among those with a stored beat, an empty register and no read under way or
+        # about to be, round robin (the lowest above the leaf chosen two cycles before, else
+        # the lowest; two priority chains side by side).
+        stocked = Signal(leaves)             # a leaf has a beat in the memory
+        reads = Signal(leaves)               # one-hot: the leaf read this cycle
+        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
+        above = Signal(leaves)               # the leaves above the one chosen before
+        # A leaf's beat registers hold ``count`` beats; with the one landing it wants another
+        # while they leave room for it, not in the cycle it is read (``stocked`` does not count
+        # that read yet).
+        depth = self.leaf_beats
+        counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
+        wants = Signal(leaves)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] & (counts[i] + reading[i] < depth)
+                                 for i in range(leaves)))
+        m.d.sync += [
+            reads.eq(_round_robin(m, wants, above, "reader")[0]),
+            reading.eq(reads),
+        ]
+        # From the one-hot choice by AND-OR: no priority chain on the way to the address.
+        slot = Signal(slot_bits)
+        index = Signal(leaf_bits)
+        with m.If(reads.any()):
+            m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
+        m.d.comb += [
+            slot.eq(_one_hot_select(reads, [r[:slot_bits] for r in rptr])),
+            index.eq(_one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            read.addr.eq(Cat(slot, index)),
+            read.en.eq(reads.any()),
+        ]
+
+        for i in range(leaves):
+            # Beat registers in a ring: each loads only from the memory, so none has a
+            # multiplexer in front (one register: none behind either).
+            beats = [Signal(self.beat_layout, name=f"beat{i}_{d}") for d in range(depth)]
+            taken = self.leaf[i].valid & self.leaf[i].ready
+            # (With one register there is no position to keep: a zero-width signal would be a
+            # [-1:0] wire that Verilator rejects.)
+            into = Signal(range(depth), name=f"into{i}") if depth > 1 else C(0, 1)
+            out = Signal(range(depth), name=f"out{i}") if depth > 1 else C(0, 1)
+            for d in range(depth):
+                with m.If(reading[i] & (into == d)):
+                    m.d.sync += beats[d].eq(read.data)
+            m.d.sync += counts[i].eq(counts[i] + reading[i] - taken)
+            if depth > 1:
+                with m.If(reading[i]):
+                    m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
+                with m.If(taken):
+                    m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))
+            m.d.comb += [
+                self.leaf[i].valid.eq(counts[i] != 0),
+                self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
+                                        if depth > 1 else beats[0]),
+            ]
+            # A beat counts as stored the cycle after it is written (no path from R through the
+            # pointers' compare), so it can be read two cycles after it arrives.
+            next_r = rptr[i] + reads[i]
+            m.d.sync += [wptr[i].eq(wptr[i] + arriving[i]), rptr[i].eq(next_r),
+                         stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
+            # Entries taken or promised: a burst's beats from its grant (its length is held
+            # until then), until each is read out of the memory.
+            issued = Mux(granted[i], burst_len[i], 0)
+            m.d.sync += committed[i].eq(committed[i] + issued - reads[i])
+
+        # A leaf with beats to issue has beats to return: ``returning`` covers both.
+        m.d.comb += self.idle.eq(~returning.any() & ~sums.valid & ~decoded.valid & ~granting &
+                                 ~axi.arvalid & (outstanding == 0))
+        return m

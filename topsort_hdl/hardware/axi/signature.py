@@ -1,0 +1,76 @@
+"""AXI4 and AXI4-Lite signatures, named as AMBA (and cocotbext-axi, and Vitis) name them.
+
+Members are flat (``awaddr``, ``rready``...) rather than one sub-signature per channel, so a
+port called ``m_axi`` flattens to ``m_axi__awaddr`` and cocotbext-axi finds it with the prefix
+``"m_axi_"``; the kernel top renames it to Vitis' ``m00_axi_awaddr``.
+"""
+
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ...core.axi_params import MAX_BURST_BEATS, MAX_DATA_WIDTH, PAGE_BYTES, AxiParams
+from ...core.params import check_range
+
+__all__ = [
+    "BURST_INCR", "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR",
+    "PAGE_BYTES", "MAX_BURST_BEATS", "MAX_DATA_WIDTH", "AXI_CACHE_MODIFIABLE",
+    "AxiParams", "Axi4Signature", "AxiLiteSignature",
+]
+
+BURST_INCR = 0b01
+RESP_OKAY, RESP_EXOKAY, RESP_SLVERR, RESP_DECERR = 0b00, 0b01, 0b10, 0b11
+AXI_CACHE_MODIFIABLE = 0b0011  # bufferable + modifiable: what Vitis' own kernels drive
+
+
+class Axi4Signature(wiring.Signature):
+    """An AXI4 master (INCR bursts; no region or user signals), seen from the master."""
+
+    def __init__(self, params):
+        if not isinstance(params, AxiParams):
+            raise TypeError(f"params must be an AxiParams, not {params!r}")
+        self.params = params
+        a, d, i = params.addr_width, params.data_width, params.id_width
+        members = {}
+        for ch in ("aw", "ar"):
+            members.update({
+                f"{ch}id": Out(i), f"{ch}addr": Out(a), f"{ch}len": Out(8), f"{ch}size": Out(3),
+                f"{ch}burst": Out(2), f"{ch}lock": Out(1), f"{ch}cache": Out(4),
+                f"{ch}prot": Out(3), f"{ch}qos": Out(4), f"{ch}valid": Out(1),
+                f"{ch}ready": In(1),
+            })
+        members.update({
+            "wdata": Out(d), "wstrb": Out(d // 8), "wlast": Out(1), "wvalid": Out(1),
+            "wready": In(1),
+            "bid": In(i), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
+            "rid": In(i), "rdata": In(d), "rresp": In(2), "rlast": In(1), "rvalid": In(1),
+            "rready": Out(1),
+        })
+        super().__init__(members)
+
+    def __eq__(self, other):
+        return isinstance(other, Axi4Signature) and self.params == other.params
+
+    def __repr__(self):
+        return f"Axi4Signature({self.params!r})"
+
+
+class AxiLiteSignature(wiring.Signature):
+    """An AXI4-Lite port with 32-bit data, seen from the master (Vitis' ``s_axi_control``
+    is ``In(AxiLiteSignature(...))``). No AxPROT: Vitis control ports have none."""
+
+    def __init__(self, addr_width):
+        check_range("addr_width", addr_width, 4, 32)
+        self.addr_width = addr_width
+        super().__init__({
+            "awaddr": Out(addr_width), "awvalid": Out(1), "awready": In(1),
+            "wdata": Out(32), "wstrb": Out(4), "wvalid": Out(1), "wready": In(1),
+            "bresp": In(2), "bvalid": In(1), "bready": Out(1),
+            "araddr": Out(addr_width), "arvalid": Out(1), "arready": In(1),
+            "rdata": In(32), "rresp": In(2), "rvalid": In(1), "rready": Out(1),
+        })
+
+    def __eq__(self, other):
+        return isinstance(other, AxiLiteSignature) and self.addr_width == other.addr_width
+
+    def __repr__(self):
+        return f"AxiLiteSignature({self.addr_width})"

@@ -1,0 +1,200 @@
+"""The leaf feeder: one memory region's beats, cut into runs, into one rate-1 tree leaf."""
+
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.lib import data, stream
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..axi import AxiParams, BeatLayout
+from ..block import Block
+from ..records import BundleLayout, RecordLayout, check_range, tree_record
+
+__all__ = ["LeafFeeder", "feeder_command_layout"]
+
+
+def feeder_command_layout(count_bits):
+    """A feeder command: ``records`` records cut into ``groups`` runs of ``2**run_log2``."""
+    return data.StructLayout({
+        "records": count_bits,
+        "run_log2": range(count_bits + 1),
+        "groups": count_bits,
+    })
+
+
+def check_record_beats(record, params):
+    """Check that whole records tile a beat; return the records per beat."""
+    if not isinstance(record, RecordLayout):
+        raise TypeError(f"record must be a RecordLayout, not {record!r}")
+    if not isinstance(params, AxiParams):
+        raise TypeError(f"params must be an AxiParams, not {params!r}")
+    if record.size % 8:
+        raise ValueError(f"record size must be a multiple of 8 bits, not {record.size}")
+    if params.data_width % record.size:
+        raise ValueError(f"params.data_width must be a multiple of the record size "
+                         f"({record.size} bits), not {params.data_width}")
+    return params.data_width // record.size
+
+
+class LeafFeeder(Block):
+    """Feed one rate-1 leaf of a merge tree with the records of one memory region, in runs.
+
+    A command names the region's record count ``records`` and cuts it into ``groups`` runs of
+    ``L = 2**run_log2`` records: run ``k`` holds records ``k*L`` up to ``min((k+1)*L,
+    records)``, so the last non-empty run may be short and trailing runs may be empty. Each
+    record goes out as a tree record with pad flag 0 (see :mod:`.records.padding`),
+    ``last`` set on the final record of each run; an empty run goes out as one pad record with
+    ``last`` set. The region must fit its runs (``records <= groups * L``); its beats must carry
+    exactly ``records`` records, little-endian (record ``i`` of a beat at bits ``[i*W, i*W+W)``)
+    with each beat's ``[begin, end)`` on record boundaries, ``last`` set on its final beat: the
+    region ends with that beat's last record (the count itself only tells an empty region).
+
+    A command is taken when the feeder is idle (``busy`` low); one of zero groups is taken and
+    does nothing. The current beat is held in a register and read one record per cycle; the next
+    beat is taken as the held one's last record goes out, so records leave every cycle while
+    beats arrive and ``o`` is ready.
+
+    Parameters
+    ----------
+    record : RecordLayout
+        Layout of the records in memory; ``o`` carries ``tree_record(record)``.
+    params : AxiParams
+        The read port's widths; ``data_width`` must be a multiple of the record size.
+    count_bits : int
+        Width of the command's counts, 1 to 64. Default 32.
+
+    Members
+    -------
+    cmd : In(stream.Signature(feeder_command_layout(count_bits)))
+    beats : In(stream.Signature(BeatLayout(params)))
+    o : Out(stream.Signature(BundleLayout(tree_record(record), 1)))
+    busy : Out(1)
+        High from taking a command with runs until its last run has gone out.
+    """
+
+    module_tag_format = "leaf_feeder"
+
+    def __init__(self, record, params, count_bits=32):
+        self._per_beat = check_record_beats(record, params)
+        check_range("count_bits", count_bits, 1, 64)
+        self._record = record
+        self._params = params
+        self._count_bits = count_bits
+        super().__init__({
+            "cmd": In(stream.Signature(feeder_command_layout(count_bits))),
+            "beats": In(stream.Signature(BeatLayout(params))),
+            "o": Out(stream.Signature(BundleLayout(tree_record(record), 1))),
+            "busy": Out(1),
+        })
+
+    @property
+    def records_per_beat(self):
+        return self._per_beat
+
+    def elaborate(self, platform):
+        m = Module()
+        width = self._record.size
+        per_beat = self._per_beat
+        byte_shift = exact_log2(width // 8)
+        count_bits = self._count_bits
+
+        # The command in progress. Runs are cut at multiples of L, so the record numbered n
+        # (from 1) ends its run when n is a multiple of L, that is when bit log2(L) of the count
+        # changed from n - 1 to n: one count of the records (reset by a command, no load
+        # multiplexer) and that bit of it a record ago tell the run ends, with no mask of L's
+        # bits. The region's last record is the last of the beat marked ``last``, so the count
+        # is not compared with the command's. Runs sent are counted the same way, up from a
+        # reset, and compared with the command's. What the next record ends is registered as it
+        # is counted (flags, not compares behind the counts).
+        active = Signal()
+        after = Signal(count_bits + 1)        # the number of the record after the next
+        run_log2 = Signal(range(count_bits + 1))
+        before = Signal()                     # bit run_log2 of (after - 1)
+        run_end = Signal()                    # the next record ends its run
+        padding = Signal()                    # every record is out: one pad per run left
+        groups = Signal(count_bits)           # the command's runs
+        sent = Signal(count_bits + 1)         # runs sent, plus two
+        one_left = Signal()                   # one run left to send, the current one
+
+        # The held beat.
+        held = Signal(self._params.data_width)
+        index = Signal(range(per_beat + 1))   # next record of the held beat
+        stop = Signal(range(per_beat + 1))    # one past its last record
+        ending = Signal()                     # index + 1 == stop, kept as a flag
+        holding = Signal()
+        held_last = Signal()                  # the held beat is the region's last
+        final = Signal()                      # the next record is the region's last
+
+        # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
+        # a multiple of the width would cost more LUTs).
+        words = [held.word_select(k, width) for k in range(per_beat)]
+        record = Array(words)[index[:exact_log2(per_beat)]] if per_beat > 1 else words[0]
+        last = Signal()
+        step = Signal()                       # a record (or pad) goes out this cycle
+        beat_done = Signal()                  # the held beat's last record goes out
+        m.d.comb += [
+            final.eq(held_last & ending),
+            last.eq(padding | run_end | final),
+            self.o.valid.eq(active & (padding | holding)),
+            self.o.payload.records[0].eq(Cat(Mux(padding, 0, record), padding)),
+            self.o.payload.last.eq(last),
+            step.eq(self.o.valid & self.o.ready),
+            # (a registered flag: the path from ``o.ready`` to the beat's load stays short)
+            beat_done.eq(step & ~padding & ending),
+            self.busy.eq(active),
+        ]
+
+        with m.If(step):
+            with m.If(~padding):
+                # (from registers: no carry chain in front of the flags)
+                bit = after.bit_select(run_log2, 1)
+                m.d.sync += [
+                    after.eq(after + 1),
+                    before.eq(bit),
+                    run_end.eq(bit ^ before),
+                    index.eq(index + 1),
+                    ending.eq(index + 2 == stop),
+                ]
+                with m.If(final):
+                    m.d.sync += padding.eq(1)
+                with m.If(beat_done):
+                    m.d.sync += holding.eq(0)
+            with m.If(last):
+                m.d.sync += [sent.eq(sent + 1), one_left.eq(sent == groups)]
+                with m.If(one_left):
+                    m.d.sync += active.eq(0)
+
+        beat = self.beats.payload
+        first = Signal.like(index)
+        end = Signal.like(stop)
+        m.d.comb += [
+            first.eq(beat.begin >> byte_shift),
+            end.eq(beat.end >> byte_shift),
+            # ~holding | beat_done, written out (holding implies o.valid is active)
+            self.beats.ready.eq(~holding | (self.o.ready & active & ~padding & ending)),
+        ]
+        with m.If(self.beats.valid & self.beats.ready):
+            m.d.sync += [
+                held.eq(beat.data),
+                index.eq(first),
+                ending.eq(first + 1 == end),
+                stop.eq(end),
+                holding.eq(first < end),
+                held_last.eq(beat.last),
+            ]
+
+        cmd = self.cmd.payload
+        m.d.comb += self.cmd.ready.eq(~active)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += [
+                after.eq(2),
+                run_log2.eq(cmd.run_log2),
+                # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
+                before.eq(cmd.run_log2 == 0),
+                run_end.eq(cmd.run_log2 == 0),
+                padding.eq(cmd.records == 0),
+                groups.eq(cmd.groups),
+                sent.eq(2),
+                one_left.eq(cmd.groups == 1),
+                active.eq(cmd.groups != 0),
+            ]
+        return m

@@ -1,0 +1,448 @@
+"""The two-phase TopSort kernel: its lanes (a read engine, leaf feeders, a tree, a root packer
+and a write engine per tree) wired to the phase-2 switch and the control slave, the job that
+runs them, and the names of its ports. Its Verilog comes from :mod:`.generate`."""
+
+from amaranth.hdl import (
+    C,
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    DomainRenamer,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+)
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ...core.boards import HBM_BOARDS
+from ...core.config import COUNT_BITS
+from ...core.contract import (
+    REPORT_ARGUMENT,
+    REPORT_FIELDS,
+    REPORT_TREE_BYTES,
+    REPORT_TREE_FIELDS,
+    REPORT_TREES_OFFSET,
+    REPORT_VERSION,
+    STATUS_BITS,
+    half_argument,
+    kernel_arguments,
+    report_bytes,
+)
+from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi.register_slice import AxiRegisterSlice
+from ..axi.signature import Axi4Signature, AxiLiteSignature
+from ..records import RecordLayout
+from ..tree import MergeTree, ReuseSwitch
+from .arguments import argument_checks
+from .controller import TreeController
+from .feeder import LeafFeeder
+from .packer import RootPacker
+from .report import ReportWriter
+
+__all__ = ["TopSortKernel", "tree_read_engine", "kernel_arguments", "kernel_counters",
+           "argument_ports", "half_argument", "master_port", "STATUS_BITS",
+           "CONTROL_ADDR_WIDTH", "CONTROL_PORT"]
+
+CONTROL_ADDR_WIDTH = 12
+# The channels of each port whose receivers never refuse a beat: the read engine reserves a
+# burst's room when it issues it and the write engines take every response (RREADY and BREADY
+# stay high), so their register stages need no backpressure. A slice flags a beat they refuse,
+# reported as a read or write error: the assumption is checked, not silent.
+PORT_ALWAYS_READY = ("r", "b")
+LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
+REPORT_PORT = 0         # the master the report is written through (tree 0's, a reused tree)
+PASS_BITS = 8           # a tree's pass count (at most COUNT_BITS, with two leaves)
+READ_FROM_MASTER = ("arid", "araddr", "arlen", "arsize", "arburst", "arlock", "arcache",
+                    "arprot", "arqos", "arvalid", "rready")
+READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
+WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache",
+                     "awprot", "awqos", "awvalid", "wdata", "wstrb", "wlast", "wvalid", "bready")
+WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
+
+
+def tree_read_engine(config, reused=False):
+    """Tree ``i``'s read engine (``reused``: one of the phase-2 trees), as the kernel builds it
+    (and the QoR estimate)."""
+    c = config
+    # A tree runs about l bursts behind its reader, a fixed cost per pass: the reused trees'
+    # long phase-2 bursts would quadruple it in every phase-1 pass.
+    return AxiReadEngine(c.axi, c.leaves,
+                         burst_bytes=c.reuse_burst_bytes if reused else c.read_burst_bytes,
+                         short_burst_bytes=c.read_burst_bytes,
+                         max_outstanding=c.read_outstanding,
+                         length_bits=c.length_bits,
+                         buffer_style=HBM_BOARDS[c.board].buffer_ram or None,
+                         leaf_beats=leaf_beats(c))
+
+
+def leaf_beats(config):
+    """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
+    beat every ``records per beat`` cycles at most, a register refills in four."""
+    per_beat = config.data_width // (config.key_bits + config.value_bits)
+    return 1 if per_beat >= 8 else 2
+
+
+CONTROL_PORT = "s_axi_control"
+
+
+def master_port(tree):
+    """Tree i's AXI4 master: ``m00_axi`` ... (its signals ``m00_axi_awaddr`` ...)."""
+    return f"m{tree:02d}_axi"
+
+
+def argument_ports(config):
+    """Per argument, the interface it is read through: the control port for the record count,
+    tree i's master for its halves, tree 0's for the report (the port a host's buffer must be
+    reachable from)."""
+    ports = {"records": CONTROL_PORT}
+    ports.update({half_argument(i, h): master_port(i) for i in range(config.trees)
+                  for h in (0, 1)})
+    ports[REPORT_ARGUMENT] = master_port(REPORT_PORT)
+    return ports
+
+
+def kernel_counters(config):
+    return ["phase1_cycles", "phase2_cycles"]
+
+
+def _connect_read(m, port, reader):
+    for name in READ_FROM_MASTER:
+        m.d.comb += getattr(port, name).eq(getattr(reader, name))
+    for name in READ_TO_MASTER:
+        m.d.comb += getattr(reader, name).eq(getattr(port, name))
+
+
+def _connect_write(m, port, writer, enable=None):
+    """The write half of ``port`` to ``writer``; with ``enable``, only while it is high (the
+    other writer sharing the port sees no READY and no response meanwhile)."""
+    for name in WRITE_FROM_MASTER:
+        if enable is None:
+            m.d.comb += getattr(port, name).eq(getattr(writer, name))
+        else:
+            with m.If(enable):
+                m.d.comb += getattr(port, name).eq(getattr(writer, name))
+    for name in WRITE_TO_MASTER:
+        value = getattr(port, name)
+        if enable is not None and len(value) == 1:    # awready, wready, bvalid
+            value = value & enable
+        m.d.comb += getattr(writer, name).eq(value)
+
+
+class TopSortKernel(wiring.Component):
+    """The whole accelerator for one :class:`KernelConfig`.
+
+    Members
+    -------
+    control : In(AxiLiteSignature(12))
+        ``s_axi_control``: ap_ctrl_hs, arguments from :func:`kernel_arguments`, ``status``
+        (:data:`STATUS_BITS`), counters ``phase1_cycles`` and ``phase2_cycles``.
+    m_axi : Out(Axi4Signature).array(trees)
+        Port i: tree i's reads and writes in phase 1 (channels 2i, 2i+1); in phase 2 the
+        reused tree t*S also reads its group's runs and writes its share of the output.
+    interrupt : Out(1)
+
+    ``port_stages[i]`` register stages go on tree i's port (a floorplan that puts the tree k
+    dies away from the HBM gives it 2k); default none.
+    """
+
+    def __init__(self, config, port_stages=None):
+        self.config = config
+        if port_stages is None:
+            port_stages = (0,) * config.trees
+        if len(port_stages) != config.trees:
+            raise ValueError(f"port_stages must give one count per tree ({config.trees}), "
+                             f"not {len(port_stages)}")
+        self.port_stages = tuple(port_stages)
+        self.registers = ControlRegisters(kernel_arguments(config), kernel_counters(config),
+                                          addr_width=CONTROL_ADDR_WIDTH)
+        super().__init__({
+            "control": In(AxiLiteSignature(CONTROL_ADDR_WIDTH)),
+            "m_axi": Out(Axi4Signature(config.axi)).array(config.trees),
+            "interrupt": Out(1),
+        })
+
+    @property
+    def register_map(self):
+        return self.registers.register_map
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        p = c.axi
+        record = RecordLayout(c.key_bits, c.value_bits)
+        trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
+        regs = m.submodules.registers = self.registers
+        wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)
+        m.d.comb += self.interrupt.eq(regs.interrupt)
+        args = regs.args
+        records = args.records
+        halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
+        report_addr = args[REPORT_ARGUMENT]
+
+        # Everything that moves data restarts on each ap_start, each block from its own
+        # register: one reset net to every flip-flop of the datapath takes most of a cycle to
+        # route alone, and a congested route at that. The registers are taps of a chain
+        # (identical registers would be merged by synthesis), so the blocks restart one a cycle
+        # after ap_start; the datapath is idle until the controllers start, after the chain.
+        # Each block runs in a clock domain of its own (the same clock) whose reset is the
+        # kernel's or its tap: a domain, not a ResetInserter, so that a block emitted as a
+        # module of its own (topsort_hdl.hardware.block) is reset through its port.
+        job_reset = Signal()
+        dp = Module()
+        m.submodules.datapath = dp
+        resets = []
+
+        def block(name, elaboratable):
+            tap = Signal(name=f"{name}_reset")
+            resets.append(tap)
+            domain = f"job_{name}"
+            dp.domains += ClockDomain(domain, local=True)
+            dp.d.comb += [ClockSignal(domain).eq(ClockSignal()),
+                          ResetSignal(domain).eq(ResetSignal(allow_reset_less=True) | tap)]
+            dp.submodules[name] = DomainRenamer(domain)(elaboratable)
+            return elaboratable
+
+        reused = {t * group: t for t in range(reuse)}
+        switch = block("reuse", ReuseSwitch(record, reuse, c.rate, leaves,
+                                            leaf_depth=LEAF_DEPTH))
+        controllers, writers, readers, packers = [], [], [], []
+        # Each tree's port, through its register stages (none by default).
+        ports, overruns = [], []
+        for i in range(trees):
+            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(
+                p, self.port_stages[i], always_ready=PORT_ALWAYS_READY)
+            wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
+            ports.append(stages.s)
+            overruns.append(stages.overrun)
+        phase2 = Signal()
+        m.d.comb += switch.mode.eq(phase2)
+        tree_shift = exact_log2(trees)
+        for i in range(trees):
+            reader = tree_read_engine(c, reused=i in reused)
+            dp.d.comb += reader.short_bursts.eq(~phase2)
+            writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
+                                    batch_bytes=c.batch_bytes,
+                                    max_outstanding=c.write_outstanding, length_bits=c.length_bits)
+            packer = RootPacker(record, c.rate, COUNT_BITS)
+            control = TreeController(c, reused=i in reused)
+            block(f"reader{i}", reader)
+            block(f"writer{i}", writer)
+            block(f"packer{i}", packer)
+            block(f"controller{i}", control)
+            controllers.append(control)
+            packers.append(packer)
+            writers.append(writer)
+            readers.append(reader)
+            if i in reused:
+                leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
+                root = switch.o[reused[i]]
+            else:
+                tree = block(f"tree{i}", MergeTree(record, c.rate, leaves,
+                                                   leaf_depth=LEAF_DEPTH))
+                leaf_ports, root = list(tree.i), tree.o
+            for j in range(leaves):
+                feeder = block(f"feeder{i}_{j}", LeafFeeder(record, p, COUNT_BITS))
+                wiring.connect(dp, reader.leaf[j], feeder.beats)
+                wiring.connect(dp, feeder.o, leaf_ports[j])
+                wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
+            wiring.connect(dp, control.reader_cmd, reader.cmd)
+            wiring.connect(dp, control.packer_cmd, packer.cmd)
+            wiring.connect(dp, root, packer.i)
+            dp.d.comb += [
+                writer.cmd.valid.eq(control.writer_cmd.valid),
+                writer.cmd.payload.eq(control.writer_cmd.payload),
+                control.writer_cmd.ready.eq(writer.cmd.ready),
+                control.writer_done.eq(writer.done),
+                writer.i.valid.eq(packer.o.valid),
+                writer.i.payload.eq(packer.o.payload),
+                packer.o.ready.eq(writer.i.ready),
+            ]
+            # Tree i's share of the records; its buffer halves.
+            # (the last tree never takes an extra one: no constant compare for it)
+            extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
+            share = (records >> tree_shift) + extra
+            m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
+                         control.halves[1].eq(halves[i][1])]
+            _connect_read(m, ports[i], reader.axi)
+
+        # Phase 2: the reused trees' controllers point their leaves at their group's runs.
+        packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
+        writer2 = block("phase2_writer", AxiWriteEngine(
+            p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
+            max_outstanding=c.write_outstanding, length_bits=c.length_bits))
+        wiring.connect(dp, switch.wide, packer2.i)
+        dp.d.comb += [
+            writer2.i.valid.eq(packer2.o.valid),
+            writer2.i.payload.eq(packer2.o.payload),
+            packer2.o.ready.eq(writer2.i.ready),
+        ]
+        # The report, through tree 0's port after phase 2 (its writer sees the port only then).
+        report_size = report_bytes(trees, p.beat_bytes)
+        reporter = block("report_writer", ReportWriter(p, report_size // p.beat_bytes))
+        reporting = Signal()
+        for i in range(trees):
+            if i in reused:
+                t = reused[i]
+                control = controllers[i]
+                for s in range(group):
+                    member = controllers[t * group + s]
+                    m.d.comb += [
+                        control.group_records[s].eq(member.records),
+                        control.group_halves[s].eq(member.halves),
+                        control.group_half[s].eq(member.half),
+                        control.group_run_log2[s].eq(member.run_log2),
+                    ]
+                _connect_write(m, ports[i], writer2.axi[t], enable=phase2)
+                if i == REPORT_PORT:
+                    _connect_write(m, ports[i], reporter.axi, enable=reporting)
+                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2 & ~reporting)
+                else:
+                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
+            else:
+                _connect_write(m, ports[i], writers[i].axi[0])
+
+        # The job.
+        status = Signal(32)
+        m.d.comb += regs.status.eq(status)
+        counters = Signal(128)
+        m.d.comb += regs.counters.eq(counters)
+        cycles1, cycles2 = counters[:64], counters[64:]
+        # The arguments, checked before the job touches memory (.arguments).
+        checks = argument_checks(m, c, halves, report_addr, report_size, records, status)
+        errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
+        write_errors = Cat(w.error for w in writers).any() | writer2.error | \
+            reporter.error | Cat(o.b for o in overruns).any()
+        # Phase 1 ends when every tree's output is written and every root packer has taken the
+        # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
+        for_all_done = Cat(ctl.done for ctl in controllers).all() & \
+            ~Cat(packer.busy for packer in packers).any()
+        sent2 = Signal()     # the phase-2 write command is taken
+        packed2 = Signal()
+
+        m.d.sync += [job_reset.eq(0), Cat(resets).eq(Cat(job_reset, *resets[:-1]))]
+        # A job reset is on its way down the chain (a flag, not an OR of every tap).
+        in_chain = Signal()
+        with m.If(job_reset):
+            m.d.sync += in_chain.eq(1)
+        with m.Elif(resets[-1]):
+            m.d.sync += in_chain.eq(0)
+        # (not the previous job's errors, from blocks not yet reset)
+        resetting = job_reset | in_chain
+        with m.If(errors & ~resetting):
+            m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
+        with m.If(write_errors & ~resetting):
+            m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
+
+        # Each tree's passes, counted as its source half flips in phase 1 (the controller
+        # flips it as a pass ends; it is 0 when phase 1 starts).
+        passes = [Signal(PASS_BITS, name=f"passes{i}") for i in range(trees)]
+        last_half = Signal(trees)
+        in_phase1 = Signal()
+        for i, control in enumerate(controllers):
+            with m.If(in_phase1 & (control.half != last_half[i])):
+                m.d.sync += passes[i].eq(passes[i] + 1)
+        m.d.sync += last_half.eq(Cat(control.half for control in controllers))
+
+        # The report: every field at its byte offset, the trees' entries 0 after bad arguments.
+        fields = {"version": C(REPORT_VERSION, 32), "status": status, "records": records,
+                  "phase1_cycles": cycles1, "phase2_cycles": cycles2}
+        report = Signal(report_size * 8)
+        for name, offset, size in REPORT_FIELDS:
+            m.d.comb += report[8 * offset:8 * (offset + size)].eq(fields[name])
+        good = status == 0
+        for i, control in enumerate(controllers):
+            entry = {"passes": Mux(good, passes[i], 0), "output_half": good & ~control.half}
+            for name, offset, size in REPORT_TREE_FIELDS:
+                base = REPORT_TREES_OFFSET + i * REPORT_TREE_BYTES + offset
+                m.d.comb += report[8 * base:8 * (base + size)].eq(entry[name])
+        m.d.comb += [reporter.addr.eq(report_addr), reporter.data.eq(report)]
+        report_ok = Signal()    # the report address passed its check (sampled in CHECK)
+
+        # ap_idle from a register (1 from reset), ap_ready and ap_done from the state: defined
+        # in every simulator from the first cycle, not only once the job FSM has moved.
+        idle = Signal(init=1)
+        m.d.comb += regs.idle.eq(idle)
+        with m.FSM() as fsm:
+            with m.State("IDLE"):
+                with m.If(regs.start):
+                    m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
+                                 checks.pair_a.eq(0), checks.pair_b.eq(1), idle.eq(0),
+                                 Cat(passes).eq(0)]
+                    m.next = "CHECK"
+            with m.State("CHECK"):
+                with m.If(checks.over):
+                    m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
+                with m.If(checks.misaligned):
+                    m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
+                m.d.sync += report_ok.eq(~checks.bad_report)
+                m.next = "PAIRS"
+            with m.State("PAIRS"):
+                m.d.comb += checks.checking.eq(1)
+                with m.If(checks.pair_b == len(checks.regions) - 1):
+                    m.d.sync += [checks.pair_a.eq(checks.pair_a + 1),
+                                 checks.pair_b.eq(checks.pair_a + 2)]
+                    with m.If(checks.pair_a == len(checks.regions) - 2):
+                        m.next = "DRAIN"
+                with m.Else():
+                    m.d.sync += checks.pair_b.eq(checks.pair_b + 1)
+            with m.State("DRAIN"):
+                # the last pair is compared, every block reset
+                with m.If(~checks.picked.valid & ~checks.summed.valid & ~resetting):
+                    m.next = "CHECKED"
+            with m.State("CHECKED"):
+                with m.If(status != 0):
+                    m.next = "REPORT"   # bad arguments: no memory traffic but the report
+                with m.Else():
+                    for control in controllers:
+                        m.d.comb += control.start.eq(1)
+                    m.d.sync += in_phase1.eq(1)
+                    m.next = "PHASE1"
+            with m.State("PHASE1"):
+                m.d.sync += cycles1.eq(cycles1 + 1)
+                with m.If(for_all_done):
+                    m.d.sync += [phase2.eq(1), sent2.eq(0), packed2.eq(0), in_phase1.eq(0)]
+                    for t in range(reuse):
+                        m.d.comb += controllers[t * group].start2.eq(1)
+                    m.next = "PHASE2"
+            with m.State("PHASE2"):
+                m.d.sync += cycles2.eq(cycles2 + 1)
+                m.d.comb += [
+                    writer2.cmd.valid.eq(~sent2),
+                    writer2.cmd.payload.bytes.eq(records << exact_log2(c.record_bytes)),
+                    packer2.cmd.valid.eq(~packed2),
+                    packer2.cmd.payload.records.eq(records),
+                ]
+                for t in range(reuse):
+                    for s in range(group):
+                        tree = t * group + s
+                        free_half = Mux(controllers[tree].half, halves[tree][0],
+                                        halves[tree][1])
+                        m.d.comb += writer2.cmd.payload.addr[t * group + s].eq(free_half)
+                with m.If(writer2.cmd.ready):
+                    m.d.sync += sent2.eq(1)
+                with m.If(packer2.cmd.ready):
+                    m.d.sync += packed2.eq(1)
+                with m.If(writer2.done):    # every byte written and acknowledged
+                    m.d.sync += phase2.eq(0)
+                    m.next = "REPORT"
+            with m.State("REPORT"):
+                # (the status word in the report is this cycle's: every other write is done)
+                with m.If(report_ok):
+                    m.d.comb += reporter.start.eq(1)
+                    m.d.sync += reporting.eq(1)
+                    m.next = "REPORTING"
+                with m.Else():
+                    m.next = "DONE"
+            with m.State("REPORTING"):
+                with m.If(reporter.done):
+                    m.d.sync += reporting.eq(0)
+                    m.next = "DONE"
+            with m.State("DONE"):
+                m.d.sync += idle.eq(1)
+                m.next = "IDLE"
+        m.d.comb += [regs.ready.eq(fsm.ongoing("IDLE") & regs.start),
+                     regs.done.eq(fsm.ongoing("DONE"))]
+        return m

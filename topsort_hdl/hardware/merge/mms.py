@@ -1,0 +1,270 @@
+"""The MMS streaming merge unit: E records per cycle, a new input bundle every cycle."""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from ..block import Block
+from ..records import (
+    MAX_MERGE_RATE,
+    BundleLayout,
+    RecordLayout,
+    check_at_least,
+    check_power_of_two,
+    check_range,
+)
+from .bitonic import BitonicMergeNetwork, network_comparators
+from .credit import CreditCounter
+from .lanes import LaneFIFO, stream_out
+from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
+
+__all__ = ["MmsMergeUnit", "tagged_layout"]
+
+# Bound classes of a tagged record, compared before the key: an emptied register's records
+# rank as minus infinity whatever they hold, so no real key is ever reserved.
+MINUS_INFINITY, REAL, PLUS_INFINITY = 0, 1, 2
+assert (MINUS_INFINITY, REAL) == (0, 1)  # an emptied register's flag is its bound
+# Ages: within one comparison, the bundle taken later ranks above an equal key taken earlier.
+OLDER, NEWER, INCOMING = 0, 1, 2
+
+
+def tagged_layout(record, rate):
+    """Layout of a record inside the unit: the record plus the tags of a strict total order."""
+    return data.StructLayout({
+        "record": record,
+        # Place in its input bundle (one bit even at rate 1: a zero-width field emits a
+        # [-1:0] wire that Verilator rejects).
+        "index": max(1, ceil_log2(rate)),
+        "age": 2,  # OLDER / NEWER / INCOMING, relative to the other bundles in a comparison
+        "bound": 2,  # MINUS_INFINITY / REAL / PLUS_INFINITY
+    })
+
+
+def tagged_order(element):
+    """Order key of a tagged record: bound, then key, then age, then index."""
+    return Cat(element.index, element.age, element.record.key, element.bound)
+
+
+class MmsMergeUnit(Block):
+    """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, the paper's Fig. 3).
+
+    A selector takes, each cycle, the head bundle whose smallest key is smaller (ties
+    alternate sides). The bundle goes into register RA or RB and down a delay line. BML, a
+    bitonic half network, computes the upper ``rate`` records of RA and RB ("held"); BMS
+    merges the delayed bundle with held and its lower half is the output. Nothing flows back
+    from the networks to the selector, so the unit takes a new bundle every cycle.
+
+    Equal keys: inside the unit every record carries tags (bound class, age of its bundle
+    relative to the others it meets, index in its bundle) so that BML and BMS order records
+    by the same strict total order: no record is emitted twice or lost on a tie.
+
+    Run boundaries need no idle cycle: the first step of a run would emit a dummy bundle, so
+    that step emits the previous run's flush bundle instead (its incoming bundle ranks as
+    plus infinity in BMS only). When no next run is waiting, the flush goes out on its own.
+
+    The pipeline never stalls. An output FIFO absorbs backpressure, and the selector only
+    starts a step that produces a bundle when the FIFO has room for it and for everything in
+    flight (credit counting), so the output keeps a plain valid/ready contract.
+
+    Parameters
+    ----------
+    record : RecordLayout
+        Record layout.
+    rate : int
+        Records per bundle ``E``: a power of two up to
+        :data:`~topsort_hdl.hardware.records.MAX_MERGE_RATE`.
+    network_stages : int or None
+        Pipeline registers in each of BML and BMS; default one per network layer.
+    input_depth : int
+        Depth of each input FIFO, at least :data:`.selector.MIN_FIFO_DEPTH`; default
+        :data:`.selector.DEFAULT_INPUT_DEPTH`.
+    output_depth : int or None
+        Depth of the output FIFO; default pipeline latency + 4, enough for full rate.
+
+    Members
+    -------
+    a, b : In(stream.Signature(BundleLayout(record, rate)))
+        Input runs: sorted sequences of whole bundles, ``last`` on the final bundle.
+    o : Out(stream.Signature(BundleLayout(record, rate)))
+        Merged runs; one output bundle per input bundle, ``last`` on the final one.
+    """
+
+    module_tag_format = "mms_e{rate}_k{record.key_bits}_v{record.value_bits}"
+
+    def __init__(self, record, rate, *, network_stages=None, input_depth=DEFAULT_INPUT_DEPTH,
+                 output_depth=None):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
+        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
+        layers = exact_log2(2 * rate)
+        if network_stages is None:
+            network_stages = layers
+        check_range("network_stages", network_stages, 0, layers)
+        if output_depth is None:
+            output_depth = 2 * network_stages + 4  # pipeline latency + FIFO round trip
+        check_at_least("output_depth", output_depth, MIN_FIFO_DEPTH)
+        self._record = record
+        self._rate = rate
+        self._input_depth = input_depth
+        self._output_depth = output_depth
+        self._network_stages = network_stages
+        self._tagged = tagged_layout(record, rate)
+        self._bundle = BundleLayout(record, rate)
+        super().__init__({
+            "a": In(stream.Signature(self._bundle)),
+            "b": In(stream.Signature(self._bundle)),
+            "o": Out(stream.Signature(self._bundle)),
+        })
+
+    @property
+    def record(self):
+        return self._record
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def bundle(self):
+        return self._bundle
+
+    @property
+    def pipeline_latency(self):
+        """Cycles from the selection of a bundle to its output bundle entering the FIFO."""
+        return 2 * self._network_stages     # BML, then BMS
+
+    @property
+    def output_depth(self):
+        return self._output_depth
+
+    @property
+    def comparators(self):
+        """Key comparators: BML, BMS and the selector's six (both orders of the two heads, and
+        of each head against the bundle waiting behind the other)."""
+        return (network_comparators(self._rate, "upper") + network_comparators(self._rate, "lower")
+                + 6)
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._rate
+        tagged = self._tagged
+        bundle_array = data.ArrayLayout(tagged, e)
+
+        # Input FIFOs and the selector: the unit's only loop, register to register.
+        m.submodules.selector = selector = RunSelector(self._bundle, self._input_depth)
+        wiring.connect(m, wiring.flipped(self.a), selector.a)
+        wiring.connect(m, wiring.flipped(self.b), selector.b)
+        chosen, pick_a, first = selector.chosen, selector.pick_a, selector.first
+
+        flush_pending = Signal()  # a run is complete and its flush bundle not yet emitted
+        # RA holds the bundle taken more recently than RB's: one copy per record lane, loaded
+        # with that lane's pops (each steers only its own lane's part of X and ages in BML).
+        a_newer_lanes = [Signal(name=f"a_newer_{i}") for i in range(e)]
+        for i, copy in enumerate(a_newer_lanes):
+            with m.If(selector.a_popped[i] | selector.b_popped[i]):
+                m.d.sync += copy.eq(selector.a_popped[i])
+        # Bundles in flight or in the output FIFO; the selector decides a cycle ahead, so it
+        # is granted a take only if the FIFO has room whatever leaves this cycle.
+        m.submodules.credit = credit = CreditCounter(self._output_depth)
+        take = selector.take
+        flush_alone = flush_pending & ~selector.valid & credit.room
+        emits = (take & (~first | flush_pending)) | flush_alone
+        flush_pending_next = Mux(take, selector.completes | ~first & flush_pending,
+                                 flush_pending & ~flush_alone)
+        m.d.sync += flush_pending.eq(flush_pending_next)
+        m.d.comb += [
+            credit.add.eq(emits),
+            credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
+            # Granted only with room, even for a run's first step, which emits nothing unless
+            # it carries the previous flush: that step waits only while the FIFO is full, and
+            # the grant stays two LUT levels from registers.
+            selector.accept_next.eq(credit.room_next),
+        ]
+
+        # RA and RB: the last bundle taken from each side, record by record from the selector's
+        # head registers with that lane's pop enable. At a run start a register is emptied:
+        # its records then rank as minus infinity (one flag, not a cleared bundle; the flag is
+        # the bound's low bit itself, so the comparisons start from a flip-flop).
+        records = data.ArrayLayout(self._record, e)
+        ra, rb = Signal(records), Signal(records)
+        ra_real, rb_real = Signal(), Signal()   # REAL when set, MINUS_INFINITY when clear
+        for i in range(e):
+            with m.If(selector.a_popped[i]):
+                m.d.sync += ra[i].eq(selector.a_head.records[i])
+            with m.If(selector.b_popped[i]):
+                m.d.sync += rb[i].eq(selector.b_head.records[i])
+        with m.If(take):
+            m.d.sync += [ra_real.eq(pick_a | ~first & ra_real),
+                         rb_real.eq(~pick_a | ~first & rb_real)]
+        with m.If(flush_alone):
+            m.d.sync += [ra_real.eq(0), rb_real.eq(0)]
+
+        # X, the incoming bundle for BMS, where it ranks above everything held (plus infinity)
+        # when the step emits the previous run's flush, or is a flush of its own. With a
+        # pipelined BML, X is read a cycle later out of the register it was loaded into, so the
+        # selector's choice drives no bundle-wide multiplexer.
+        plus_infinity = Signal()
+        # The networks are built here, not in the constructor: a unit shared as one module
+        # (topsort_hdl.hardware.block) is elaborated once, and an unused network would warn.
+        network = dict(stages=self._network_stages, order_key=tagged_order)
+        m.submodules.bml = bml = BitonicMergeNetwork(tagged, e, keep="upper", **network)
+        if bml.latency:
+            incoming = [Mux(a_newer_lanes[i], ra[i], rb[i]) for i in range(e)]
+            m.d.sync += plus_infinity.eq(first | flush_alone)
+            x_delay = bml.latency - 1
+        else:
+            incoming = [chosen.records[i] for i in range(e)]
+            m.d.comb += plus_infinity.eq(first | flush_alone)
+            x_delay = 0
+        x = Signal(bundle_array)
+        for i in range(e):
+            m.d.comb += [
+                x[i].record.eq(incoming[i]),
+                x[i].index.eq(i),
+                x[i].age.eq(INCOMING),
+                x[i].bound.eq(Mux(plus_infinity, PLUS_INFINITY, REAL)),
+            ]
+
+        # BML: held = upper half of (RA u RB), ranked by the age of each register.
+        for i in range(e):
+            m.d.comb += [
+                bml.a[i].record.eq(ra[i]),
+                bml.a[i].index.eq(i),
+                bml.a[i].age.eq(Mux(a_newer_lanes[i], NEWER, OLDER)),
+                bml.a[i].bound.eq(ra_real),
+                bml.b[i].record.eq(rb[i]),
+                bml.b[i].index.eq(i),
+                bml.b[i].age.eq(Mux(a_newer_lanes[i], OLDER, NEWER)),
+                bml.b[i].bound.eq(rb_real),
+            ]
+
+        # The incoming bundle waits for BML in a delay line without reset (synthesis can map it
+        # to shift-register LUTs); the step's flags, with reset, wait for BML and BMS.
+        flags = Signal(data.StructLayout({"emits": 1, "last": 1}))
+        m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
+        m.submodules.bms = bms = BitonicMergeNetwork(tagged, e, keep="lower", **network)
+        flags = _delay(m, flags, bml.latency + bms.latency, "step")
+        delayed_x = _delay(m, x, x_delay, "x", reset_less=True)
+        m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
+
+        # Output FIFO: credit counting above guarantees room for every bundle that arrives.
+        # One lane per record keeps the FIFO's read enable local to each record's bits.
+        m.submodules.o_fifo = o_fifo = LaneFIFO(
+            width=self._bundle.size, depth=self._output_depth, lanes=e)
+        result = Signal(self._bundle)
+        for i in range(e):
+            m.d.comb += result.records[i].eq(bms.o[i].record)
+        m.d.comb += result.last.eq(flags.last)
+        stream_out(m, o_fifo, self.o, result, flags.emits)
+        return m
+
+
+def _delay(m, value, cycles, name, reset_less=False):
+    """Return ``value`` delayed by ``cycles`` registers named ``name_0``, ``name_1``, ..."""
+    for index in range(cycles):
+        registered = Signal.like(value, name=f"{name}_{index}", reset_less=reset_less)
+        m.d.sync += registered.eq(value)
+        value = registered
+    return value

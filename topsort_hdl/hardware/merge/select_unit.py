@@ -1,0 +1,83 @@
+"""The rate-1 merge unit: the selector alone, no merge network."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..block import Block
+from ..records import BundleLayout, RecordLayout, check_at_least
+from .credit import CreditCounter
+from .lanes import stream_out
+from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
+
+__all__ = ["SelectMergeUnit"]
+
+# Output FIFO entries: the records in flight between a take and their leaving at full rate.
+OUTPUT_DEPTH = 4
+
+
+class SelectMergeUnit(Block):
+    """Merge two streams of sorted runs at one record per cycle.
+
+    With one-record bundles the record the selector takes is the next one of the merged run,
+    so no network, dummy or flush is needed. It emits exactly what an E = 1
+    :class:`~topsort_hdl.hardware.merge.MmsMergeUnit` emits (ties alternate sides the same way) at a
+    fraction of the cost.
+
+    Parameters
+    ----------
+    record : RecordLayout
+        Record layout.
+    input_depth : int
+        Depth of each input FIFO, at least :data:`.selector.MIN_FIFO_DEPTH`; default
+        :data:`.selector.DEFAULT_INPUT_DEPTH`.
+
+    Members
+    -------
+    a, b : In(stream.Signature(BundleLayout(record, 1)))
+        Input runs, ``last`` on each run's final record.
+    o : Out(stream.Signature(BundleLayout(record, 1)))
+        Merged runs, ``last`` on each merged run's final record.
+    """
+
+    module_tag_format = "select_k{record.key_bits}_v{record.value_bits}"
+
+    def __init__(self, record, *, input_depth=DEFAULT_INPUT_DEPTH):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
+        self._bundle = BundleLayout(record, 1)
+        self._input_depth = input_depth
+        super().__init__({
+            "a": In(stream.Signature(self._bundle)),
+            "b": In(stream.Signature(self._bundle)),
+            "o": Out(stream.Signature(self._bundle)),
+        })
+
+    @property
+    def rate(self):
+        return 1
+
+    @property
+    def bundle(self):
+        return self._bundle
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.selector = selector = RunSelector(self._bundle, self._input_depth)
+        wiring.connect(m, wiring.flipped(self.a), selector.a)
+        wiring.connect(m, wiring.flipped(self.b), selector.b)
+        # The selector decides a cycle ahead, so the output is a small FIFO with credit
+        # counting: a take is granted only if the FIFO has room whatever leaves this cycle.
+        m.submodules.credit = credit = CreditCounter(OUTPUT_DEPTH)
+        m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(width=self._bundle.size,
+                                                             depth=OUTPUT_DEPTH)
+        result = Signal(self._bundle)
+        m.d.comb += [
+            result.records.eq(selector.chosen.records),
+            result.last.eq(selector.completes),
+            credit.add.eq(selector.take),
+            credit.sub.eq(stream_out(m, o_fifo, self.o, result, selector.take)),
+            selector.accept_next.eq(credit.room_next),
+        ]
+        return m

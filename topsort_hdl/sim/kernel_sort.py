@@ -1,0 +1,180 @@
+"""``topsort-hdl sort``: a record file through the kernel's RTL, the way a host drives a card.
+
+The simulation runs the cocotb bench :mod:`topsort_hdl.sim.cocotb.cocotb_kernel` (file mode)
+in a child process that imports the same ``topsort_hdl`` as this one (installed or a
+checkout's), in its build directory ``build/sort/<config>-<sim>/`` under the current directory
+(log ``sim.log``); progress comes back through a small JSON file the bench rewrites while it
+polls ap_done.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..core.contract import Report
+from ..targets.kernel_verilog import TOP_NAME, generate
+
+__all__ = ["SimulationError", "simulate_sort", "simulate_sweep", "report_lines"]
+
+PACKAGE = Path(__file__).resolve().parents[1]     # the topsort_hdl being run
+BUILD = Path("build")   # relative to the current directory, as `make` and pytest use it
+
+
+class SimulationError(RuntimeError):
+    pass
+
+
+def _source_stamp(config):
+    digest = hashlib.sha256(repr(config).encode())
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _kernel_source(config, build):
+    """The kernel Verilog for ``config`` under ``build``, regenerated only when stale."""
+    stamp = build / "stamp"
+    verilog = build / f"{TOP_NAME}.v"
+    current = _source_stamp(config)
+    if not verilog.exists() or not stamp.exists() or stamp.read_text() != current:
+        print(f"generating the {config.name} kernel ...", file=sys.stderr, flush=True)
+        generate(config, build)
+        stamp.write_text(current)
+    return verilog
+
+
+def report_lines(config, report):
+    """Cycles per phase, records/cycle against the ideal, and what that means in GB/s, from
+    the kernel's completion report (a :class:`topsort_hdl.core.contract.Report`)."""
+    records, phase1_cycles, phase2_cycles = (report.records, report.phase1_cycles,
+                                             report.phase2_cycles)
+    passes = max(report.passes, default=0)
+    clock = config.clock_hz
+    nbytes = records * config.record_bytes
+    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name}: "
+             f"{passes} phase-1 passes, then one phase-2 pass"]
+    ideal1 = config.trees * config.rate
+    ideal2 = config.reuse * config.rate
+    for name, cycles, work, ideal in (("phase 1", phase1_cycles, records * passes, ideal1),
+                                      ("phase 2", phase2_cycles, records, ideal2)):
+        rate = work / cycles if cycles else 0.0
+        gbps = nbytes / (cycles / clock) / 1e9 if cycles else 0.0
+        lines.append(f"{name}: {cycles} cycles, {rate:.2f} records/cycle of {ideal} ideal "
+                     f"({rate / ideal:.1%}), {gbps:.2f} GB/s at {clock / 1e6:g} MHz")
+    total = phase1_cycles + phase2_cycles
+    if total:
+        lines.append(f"overall: {total} cycles, {nbytes / (total / clock) / 1e9:.2f} GB/s")
+    lines.append(f"report: status {report.status}, passes per tree "
+                 f"{' '.join(map(str, report.passes))}, output halves "
+                 f"{' '.join(map(str, report.output_halves))}")
+    return lines
+
+
+def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
+    """Run the cocotb bench ``cocotb_kernel`` on ``sources`` in a child process (log in
+    ``build``)."""
+    env = {**os.environ, **env,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent),
+                                                       os.environ.get("PYTHONPATH")])),
+           "TOPSORT_CONFIG": config.name, "TOPSORT_SET": json.dumps(_overrides(config))}
+    script = ("import sys; from topsort_hdl.sim.runner import run_bench; "
+              f"run_bench({[str(s) for s in sources]!r}, {TOP_NAME!r}, 'cocotb_kernel', "
+              f"{str(build)!r}, sim=sys.argv[1], build_args=sys.argv[2:], "
+              "quick_compile=sys.argv[1] == 'verilator')")
+    log = build / "sim.log"
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=build,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)
+        shown = 0.0
+        while child.poll() is None:
+            time.sleep(0.5)
+            if progress_path and time.perf_counter() - shown > (0.5 if sys.stderr.isatty()
+                                                                else 15):
+                shown = time.perf_counter()
+                _show_progress(progress_path, time.perf_counter() - start)
+        if progress_path and sys.stderr.isatty():
+            print(file=sys.stderr)
+    return child.returncode, log, time.perf_counter() - start
+
+
+def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
+                  waves=None, progress=True, build_root=BUILD):
+    """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics. The
+    kernel's Verilog and the simulation go to ``build_root/sort/<config>-<sim>/``."""
+    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}"
+    build.mkdir(parents=True, exist_ok=True)
+    source = _kernel_source(config, build)
+    sources = [source]
+    extra = []
+    if waves:
+        dump = build / "waves.v"
+        dump.write_text(f"module {TOP_NAME}_waves;\n  initial begin\n"
+                        f"    $dumpfile(\"{Path(waves).resolve()}\");\n"
+                        f"    $dumpvars(1, {TOP_NAME});\n  end\nendmodule\n")
+        sources.append(dump)
+        extra = ["-s", f"{TOP_NAME}_waves"]
+    stats_path = build / "stats.json"
+    progress_path = build / "progress.json"
+    for path in (stats_path, progress_path):
+        path.unlink(missing_ok=True)
+    env = {
+        "TOPSORT_MODE": "file", "TOPSORT_INPUT": str(Path(input_path).resolve()),
+        "TOPSORT_OUTPUT": str(Path(output_path).resolve()), "TOPSORT_STATS": str(stats_path),
+        "TOPSORT_PROGRESS": str(progress_path), "TOPSORT_PAUSE": str(pause),
+        "TOPSORT_SEED": str(seed),
+    }
+    if waves:   # the runner silences Icarus' dumps ("-none"); a later "-vcd" wins
+        env["SIM_CMD_SUFFIX"] = "-vcd"
+    status, log, seconds = _run_bench(config, sim, build, env, sources, extra,
+                                      progress_path if progress else None)
+    if status or not stats_path.exists():
+        raise SimulationError(f"see {log}")
+    stats = json.loads(stats_path.read_text())
+    stats["seconds"] = seconds
+    stats["report"] = report_lines(config, Report(**stats["kernel_report"])) + [
+        f"simulated in {stats['seconds']:.0f} s ({sim}); log {log}"]
+    return stats
+
+
+def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD):
+    """One job per record count of ``counts`` on the RTL (random keys, ideal memory, every
+    result checked exactly); return ``[{"records", "phase1_cycles", "phase2_cycles"}, ...]``."""
+    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}-sweep"
+    build.mkdir(parents=True, exist_ok=True)
+    source = _kernel_source(config, build)
+    stats_path = build / "sweep.json"
+    stats_path.unlink(missing_ok=True)
+    env = {"TOPSORT_MODE": "sweep", "TOPSORT_COUNTS": json.dumps(list(counts)),
+           "TOPSORT_STATS": str(stats_path), "TOPSORT_PAUSE": "0", "TOPSORT_SEED": str(seed)}
+    status, log, _ = _run_bench(config, sim, build, env, [source])
+    if status or not stats_path.exists():
+        raise SimulationError(f"see {log}")
+    return json.loads(stats_path.read_text())
+
+
+def _overrides(config):
+    from dataclasses import fields
+
+    from ..core.config import PRESETS
+
+    preset = PRESETS[config.name] if config.name in PRESETS else None
+    if preset is None:
+        return []
+    return [f"{f.name}={getattr(config, f.name)}" for f in fields(config)
+            if getattr(config, f.name) != getattr(preset, f.name)]
+
+
+def _show_progress(path, seconds):
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        state = {"cycles": 0, "phase": "starting"}
+    line = (f"simulating: {state.get('phase', '?')}, {state.get('cycles', 0)} cycles, "
+            f"{seconds:.0f} s")
+    end = "\r" if sys.stderr.isatty() else "\n"
+    print(line, end=end, file=sys.stderr, flush=True)

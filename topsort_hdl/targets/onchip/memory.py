@@ -1,0 +1,174 @@
+"""Block RAM standing in for HBM channels: an AXI4 slave with a back door for the self test."""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ...hardware.axi.signature import RESP_OKAY, RESP_SLVERR, Axi4Signature, AxiParams
+from ...hardware.records import check_power_of_two
+
+__all__ = ["OnChipAxiRam", "BackdoorSignature"]
+
+
+class BackdoorSignature(wiring.Signature):
+    """Word access to an :class:`OnChipAxiRam` while its AXI port is idle, seen from the
+    user: ``select`` hands the memory to the back door; ``addr`` reads (``r_data`` the next
+    cycle) and, with ``w_en``, writes ``w_data``."""
+
+    def __init__(self, words, data_width):
+        super().__init__({
+            "select": Out(1),
+            "addr": Out(range(words)),
+            "w_en": Out(1),
+            "w_data": Out(data_width),
+            "r_data": In(data_width),
+        })
+
+
+class OnChipAxiRam(wiring.Component):
+    """``size_bytes`` of block RAM answering AXI4 INCR bursts at ``[base, base + size_bytes)``.
+
+    One read burst and one write burst are served at a time, each at one beat per cycle (a
+    new read burst starts the cycle after the previous one's last beat is read from block RAM;
+    read data reaches R a cycle after that, from a register). Write
+    strobes are honoured. A burst that reaches outside the range gets SLVERR on every beat (a
+    read returns zeros, a write changes nothing) and sets ``stray``, sticky until reset: the
+    kernel must never touch memory outside its buffers. Bursts must be full width (AxSIZE of
+    the data width); the kernel's engines issue no other kind.
+
+    While ``backdoor.select`` is high the back door owns both memory ports (the self test
+    fills and checks memory between kernel runs; AXI traffic must not be in flight).
+
+    Parameters
+    ----------
+    params : AxiParams
+    size_bytes : int
+        A power of two, at least one beat.
+    base : int
+        Byte address of the first word, a multiple of ``size_bytes``.
+    """
+
+    def __init__(self, params, size_bytes, base=0):
+        if not isinstance(params, AxiParams):
+            raise TypeError(f"params must be an AxiParams, not {params!r}")
+        check_power_of_two("size_bytes", size_bytes, low=params.beat_bytes)
+        if base % size_bytes or base < 0 or base + size_bytes > 1 << params.addr_width:
+            raise ValueError(f"base must be a multiple of size_bytes ({size_bytes}) inside the "
+                             f"{params.addr_width}-bit address space, not {base}")
+        self.params = params
+        self.size_bytes = size_bytes
+        self.base = base
+        self.words = size_bytes // params.beat_bytes
+        self.mem = memory.Memory(shape=params.data_width, depth=self.words, init=[])
+        super().__init__({
+            "axi": In(Axi4Signature(params)),
+            "backdoor": In(BackdoorSignature(self.words, params.data_width)),
+            "stray": Out(1),
+        })
+
+    def _outside(self, addr, beats):
+        """Whether a burst of ``beats`` (at least one) from byte address ``addr`` leaves the
+        range. ``base`` is a multiple of the power-of-two size: the burst starts inside if the
+        address bits above the size are the base's, and ends inside if its offset plus its
+        length is at most the size (a short adder, not two 32-bit ones)."""
+        size_bits = exact_log2(self.size_bytes)
+        end = addr[:size_bits] + (beats << exact_log2(self.params.beat_bytes))
+        return (addr[size_bits:] != self.base >> size_bits) | (end > self.size_bytes)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        axi, door = self.axi, self.backdoor
+        beat_shift = exact_log2(p.beat_bytes)
+        word_bits = exact_log2(self.words) if self.words > 1 else 0
+
+        mem = m.submodules.mem = self.mem
+        rd = mem.read_port(transparent_for=())
+        wr = mem.write_port(granularity=8)
+
+        def word(addr):     # the base is a multiple of the size: its low bits are zero
+            return addr[beat_shift:beat_shift + word_bits] if word_bits else 0
+
+        # Reads: one burst at a time. A beat is read from block RAM (``issue``) into the RAM's
+        # output (``held``, kept there while the read port is disabled), then moves to the R
+        # registers: the kernel sees registers only, never the block RAM's slow output.
+        r_active = Signal()
+        r_word = Signal(range(self.words))
+        r_left = Signal(8)
+        r_id = Signal.like(axi.arid)
+        r_bad = Signal()
+        held, held_last, held_bad = Signal(), Signal(), Signal()
+        held_id = Signal.like(axi.arid)
+        move, issue = Signal(), Signal()
+        m.d.comb += [
+            move.eq(held & (~axi.rvalid | axi.rready)),
+            issue.eq(r_active & (~held | move)),
+            axi.arready.eq(~r_active | issue & (r_left == 0)),
+        ]
+        with m.If(issue):
+            m.d.sync += [r_word.eq(r_word + 1), r_left.eq(r_left - 1)]
+            with m.If(r_left == 0):
+                m.d.sync += r_active.eq(0)
+        with m.If(axi.arvalid & axi.arready):
+            m.d.sync += [
+                r_active.eq(1),
+                r_word.eq(word(axi.araddr)),
+                r_left.eq(axi.arlen),
+                r_id.eq(axi.arid),
+                r_bad.eq(self._outside(axi.araddr, axi.arlen + 1)),
+            ]
+        with m.If(issue):
+            m.d.sync += [held.eq(1), held_last.eq(r_left == 0), held_id.eq(r_id),
+                         held_bad.eq(r_bad)]
+        with m.Elif(move):
+            m.d.sync += held.eq(0)
+        with m.If(move):
+            m.d.sync += [axi.rvalid.eq(1), axi.rlast.eq(held_last), axi.rid.eq(held_id),
+                         axi.rdata.eq(Mux(held_bad, 0, rd.data)),
+                         axi.rresp.eq(Mux(held_bad, RESP_SLVERR, RESP_OKAY))]
+        with m.Elif(axi.rready):
+            m.d.sync += axi.rvalid.eq(0)
+
+        # Writes: address, then the burst's beats, then its response.
+        w_active = Signal()
+        w_word = Signal(range(self.words))
+        w_bad = Signal()
+        b_pending = Signal()
+        m.d.comb += [
+            axi.awready.eq(~w_active & ~b_pending),
+            axi.wready.eq(w_active),
+            axi.bvalid.eq(b_pending),
+        ]
+        with m.If(axi.awvalid & axi.awready):
+            m.d.sync += [
+                w_active.eq(1),
+                w_word.eq(word(axi.awaddr)),
+                axi.bid.eq(axi.awid),
+                w_bad.eq(self._outside(axi.awaddr, axi.awlen + 1)),
+            ]
+        w_beat = axi.wvalid & axi.wready
+        with m.If(w_beat):
+            m.d.sync += w_word.eq(w_word + 1)
+            with m.If(axi.wlast):
+                m.d.sync += [w_active.eq(0), b_pending.eq(1),
+                             axi.bresp.eq(Mux(w_bad, RESP_SLVERR, RESP_OKAY))]
+        with m.If(axi.bvalid & axi.bready):
+            m.d.sync += b_pending.eq(0)
+
+        with m.If(axi.arvalid & axi.arready & self._outside(axi.araddr, axi.arlen + 1) |
+                  axi.awvalid & axi.awready & self._outside(axi.awaddr, axi.awlen + 1)):
+            m.d.sync += self.stray.eq(1)
+
+        # The memory ports: the AXI side, or the back door while it is selected.
+        all_bytes = Cat(door.w_en for _ in range(p.beat_bytes))
+        m.d.comb += [
+            rd.addr.eq(Mux(door.select, door.addr, r_word)),
+            rd.en.eq(door.select | issue),
+            door.r_data.eq(rd.data),
+            wr.addr.eq(Mux(door.select, door.addr, w_word)),
+            wr.data.eq(Mux(door.select, door.w_data, axi.wdata)),
+            wr.en.eq(Mux(door.select, all_bytes,
+                         Mux(w_beat & ~w_bad, axi.wstrb, 0))),
+        ]
+        return m
