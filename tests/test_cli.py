@@ -90,7 +90,7 @@ def test_configs_exists():
 
 def test_unit_mms_from_the_command_line_merges_at_full_rate():
     # What the "done" asks: the CLI's Verilog, driven only through its documented ports
-    # by the cocotb bench (which checks every bundle and one bundle per cycle at full rate).
+    # by the cocotb testbench (which checks every bundle and one bundle per cycle at full rate).
     case = "cli_mms4"
     out = SIM_BUILD / case / "merge4.v"
     result = run_cli("unit", "mms", "--rate", "4", "--name", "merge4", "--out", str(out))

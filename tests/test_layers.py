@@ -17,8 +17,8 @@ this test reads it). Lowest first:
   below), so a host needs no HDL toolchain.
 - ``simulation``: the harnesses that run the hardware in a simulator (``sim/``, with
   ``kernel_sort.py`` behind ``topsort-hdl sort``) and the tree model, whose padded layout is
-  the Amaranth record layout the benches pack bundles with. The cocotb kernel bench drives the
-  simulated kernel through the host library, hence host below simulation.
+  the Amaranth record layout the testbenches pack bundles with. The cocotb kernel testbench
+  drives the simulated kernel through the host library, hence host below simulation.
 - ``analysis``: the performance model, QoR and the golden figures' format and policy. QoR
   measures benchmark sorts in simulation and synthesises the targets' output, hence analysis
   above simulation and targets. The performance model is plain Python but belongs here:

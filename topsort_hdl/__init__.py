@@ -10,7 +10,7 @@ Each folder is a layer, lowest first; a module imports only from its own layer a
   ``axi`` (HBM engines, the AXI4-Lite control block), ``kernel`` (the two-phase kernel);
 - ``targets``: the kernel's Verilog, standalone blocks, the Vitis project, the on-chip demo;
 - ``host``: the host library (the core only);
-- ``sim``: every simulation: Amaranth-simulator harnesses and benchmarks, cocotb benches,
+- ``sim``: every simulation: Amaranth-simulator harnesses and benchmarks, cocotb testbenches,
   their runner, ``topsort-hdl sort``, the profiler;
 - ``analysis``: the performance model, quality of results, the golden figures' policy;
 - ``cli``: the command line.

@@ -1,4 +1,4 @@
-"""cocotb benches on the emitted Verilog.
+"""cocotb testbenches on the emitted Verilog.
 
 Icarus runs the small units; it slows down steeply with bundle width (E = 16: about 8
 cycles/s against 30,000 in Verilator), so the wide units run in Verilator by default and in

@@ -1,4 +1,4 @@
-"""Simulation: every bench and harness of the package, in one home that installs with it.
+"""Simulation: every testbench and harness of the package, in one home that installs with it.
 
 One home, because the two simulators check the same blocks against the same models and share
 the AXI protocol rules, and because ``topsort-hdl sort`` and ``topsort-hdl bench`` run them from
@@ -9,9 +9,9 @@ code inside:
   (``stream_harness``, ``axi_memory``, ``axi_engine_harness``, ``axilite_master``) and the
   benchmarks of ``topsort-hdl bench`` built on them (``bench_mms``, ``bench_tree``,
   ``bench_axi``);
-- ``cocotb/``: cocotb benches on the emitted Verilog, run in Icarus or Verilator
+- ``cocotb/``: cocotb testbenches on the emitted Verilog, run in Icarus or Verilator
   (``cocotb_*``), and the helpers they share (``stream_driver``, ``axi_ram``);
 - next to them: ``axi_protocol`` (the AXI4 rules every master must keep, fed by both
-  simulators), ``runner`` (builds Verilog in Icarus or Verilator and runs a cocotb bench on
+  simulators), ``runner`` (builds Verilog in Icarus or Verilator and runs a cocotb testbench on
   it) and ``profile`` (``python -m topsort_hdl.sim.profile``: cycles per pass of one tree).
 """

@@ -3,7 +3,7 @@ simulator.
 
 :class:`AxiProtocolChecker` is fed one sample of a port per cycle (a dict of the signal values
 named in :data:`SAMPLED`) and raises :class:`AxiProtocolError` on the first violation: the
-cocotb benches feed it from the emitted Verilog (:mod:`.cocotb.axi_ram`), ``AxiMemory``
+cocotb testbenches feed it from the emitted Verilog (:mod:`.cocotb.axi_ram`), ``AxiMemory``
 from Amaranth's simulator (:mod:`.amaranth.axi_memory`).
 """
 

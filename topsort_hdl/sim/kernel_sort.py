@@ -1,9 +1,9 @@
 """``topsort-hdl sort``: a record file through the kernel's RTL, the way a host drives a card.
 
-The simulation runs the cocotb bench :mod:`topsort_hdl.sim.cocotb.cocotb_kernel` (file mode)
+The simulation runs the cocotb testbench :mod:`topsort_hdl.sim.cocotb.cocotb_kernel` (file mode)
 in a child process that imports the same ``topsort_hdl`` as this one (installed or a
 checkout's), in its build directory ``build/sort/<config>-<sim>/`` under the current directory
-(log ``sim.log``); progress comes back through a small JSON file the bench rewrites while it
+(log ``sim.log``); progress comes back through a small JSON file the testbench rewrites while it
 polls ap_done.
 """
 
@@ -75,7 +75,7 @@ def report_lines(config, report):
 
 
 def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
-    """Run the cocotb bench ``cocotb_kernel`` on ``sources`` in a child process (log in
+    """Run the cocotb testbench ``cocotb_kernel`` on ``sources`` in a child process (log in
     ``build``)."""
     env = {**os.environ, **env,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent),

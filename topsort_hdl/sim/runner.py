@@ -1,4 +1,4 @@
-"""Build emitted Verilog and run a cocotb bench on it, from pytest or a script."""
+"""Build emitted Verilog and run a cocotb testbench on it, from pytest or a script."""
 
 import os
 import shutil
@@ -100,15 +100,15 @@ def _verilator_control(build_dir, toplevel, hierarchical_blocks):
 
 def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
               build_args=(), quick_compile=False, hierarchical_blocks=None):
-    """Build ``sources`` and run the cocotb tests of ``test_module`` (a bench of
+    """Build ``sources`` and run the cocotb tests of ``test_module`` (a testbench of
     :mod:`topsort_hdl.sim.cocotb` by its name, e.g. ``"cocotb_mms"``, or any module by its full
     name); fail on any failure.
 
     Each ``case`` gets its own build directory under ``build/sim`` (an absolute ``case`` is
     that directory itself). ``env`` passes the
-    bench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
+    testbench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
     Verilator model without optimisation (for the biggest designs). ``hierarchical_blocks``
-    (Verilator only; benches that touch no signal but the top's ports): modules to build
+    (Verilator only; testbenches that touch no signal but the top's ports): modules to build
     once each as models of their own, with only the top's ports visible (see
     :func:`repeated_blocks`).
     """

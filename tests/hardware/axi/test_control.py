@@ -1,4 +1,4 @@
-"""The AXI4-Lite control slave: register map, Amaranth-simulator checks and a cocotb bench."""
+"""The AXI4-Lite control slave: register map, Amaranth-simulator checks and a cocotb testbench."""
 
 import gc
 import random

@@ -1,4 +1,4 @@
-"""The whole kernel's Verilog, driven through the host library (the cocotb bench
+"""The whole kernel's Verilog, driven through the host library (the cocotb testbench
 ``topsort_hdl/sim/cocotb/cocotb_kernel.py``)."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Random and adversarial inputs for models, test benches and benchmarks.
+"""Random and adversarial inputs for models, testbenches and benchmarks.
 
 Values are serial numbers (unique when values are wide enough), so a lost or duplicated record
 shows in a multiset comparison even when its key has equal twins.

@@ -29,7 +29,7 @@ class BeatLayout(data.StructLayout):
         })
 
     def pack(self, data_word, begin=0, end=None, last=0):
-        """The integer value of a beat (for test benches)."""
+        """The integer value of a beat (for testbenches)."""
         end = self.params.beat_bytes if end is None else end
         fields = {"data": data_word, "begin": begin, "end": end, "last": int(last)}
         return sum(value << self[name].offset for name, value in fields.items())

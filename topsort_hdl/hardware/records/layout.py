@@ -1,6 +1,6 @@
 """The record and bundle layouts: the single source of truth for widths.
 
-Hardware uses these objects as shapes; golden models and test benches use the same objects to
+Hardware uses these objects as shapes; golden models and testbenches use the same objects to
 pack and unpack integers, so a width changes in exactly one place.
 """
 

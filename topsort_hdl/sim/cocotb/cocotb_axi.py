@@ -1,4 +1,4 @@
-"""cocotb bench for the emitted AXI read and write engines against cocotbext-axi ``AxiRam``.
+"""cocotb testbench for the emitted AXI read and write engines against cocotbext-axi ``AxiRam``.
 
 Every channel of every memory pauses at random in the second half of each test; a protocol
 monitor checks each master on every cycle; data are compared byte for byte, and the bursts

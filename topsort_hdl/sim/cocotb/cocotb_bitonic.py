@@ -1,4 +1,4 @@
-"""cocotb bench for an emitted bitonic merger: exact against the model, 0-1 exhaustive.
+"""cocotb testbench for an emitted bitonic merger: exact against the model, 0-1 exhaustive.
 
 Parameters from the environment: TOPSORT_RATE, TOPSORT_DESCENDING.
 """

@@ -1,4 +1,4 @@
-"""cocotb bench for an emitted compare-swap cell (combinational), against the model."""
+"""cocotb testbench for an emitted compare-swap cell (combinational), against the model."""
 
 import itertools
 import os

@@ -1,4 +1,4 @@
-"""cocotb bench for the emitted AXI4-Lite control slave, driven by cocotbext-axi's master.
+"""cocotb testbench for the emitted AXI4-Lite control slave, driven by cocotbext-axi's master.
 
 The register map comes from :class:`RegisterMap`, rebuilt from ``TOPSORT_CONTROL_ARGS``
 (``name:bits,...``) and ``TOPSORT_CONTROL_COUNTERS`` (``name,...``). Every channel of the

@@ -1,4 +1,4 @@
-"""cocotb bench for the whole kernel's Verilog (Vitis port names), driven through the host
+"""cocotb testbench for the whole kernel's Verilog (Vitis port names), driven through the host
 library exactly as a host drives a card: records laid out in the tree buffers of a simulated
 HBM (one cocotbext-axi ``AxiRam`` per master over one shared memory, every channel pausing at
 random), arguments and ap_start over ``AxiLiteMaster``, ap_done polled, result reassembled.
@@ -52,7 +52,7 @@ SEED = int(os.environ.get("TOPSORT_SEED", "1"))
 
 class KernelXmlRegisters:
     """Register offsets as XRT takes them: the arguments from the generated kernel.xml (so
-    these benches prove its offsets drive the RTL's control block), the status word and the
+    these testbenches prove its offsets drive the RTL's control block), the status word and the
     counters from the register map."""
 
     def __init__(self, config):

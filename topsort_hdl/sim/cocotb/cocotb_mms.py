@@ -1,4 +1,4 @@
-"""cocotb bench for an emitted MMS merge unit, driving only the documented ports.
+"""cocotb testbench for an emitted MMS merge unit, driving only the documented ports.
 
 Parameters come from the environment: TOPSORT_RATE, TOPSORT_KEY_BITS, TOPSORT_VALUE_BITS,
 TOPSORT_SEED. Every output bundle is compared with the golden model, ``last`` included.

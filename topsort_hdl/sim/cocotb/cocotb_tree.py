@@ -1,4 +1,4 @@
-"""cocotb bench for an emitted merge tree or reuse switch, exact against the tree models.
+"""cocotb testbench for an emitted merge tree or reuse switch, exact against the tree models.
 
 Parameters from the environment: TOPSORT_RATE (p), TOPSORT_LEAVES (l), TOPSORT_TREES (r; 0 for
 a plain tree), TOPSORT_GROUPS (groups per job), TOPSORT_SEED.
