@@ -90,3 +90,40 @@ def test_no_page_cites_a_file_outside_the_repository():
     for page in PAGES:
         assert not re.search(r"\.\./shared|DESIGN-BRIEF|TOOLCHAIN\.md|INTERFACES\.md",
                              page.read_text()), page.name
+
+
+def documented_registers(page):
+    """``(offset, name, bytes, access)`` of the register table in ``page``, the collapsed rows
+    (``0x18, 0x20 ... 0x110`` with ``a, b ... y, z``) expanded by the offsets' step."""
+    section = page[page.index("## Register map"):]
+    rows = re.findall(r"^\| (0x[^|]+) \| ([^|]+) \| (\d+) \| (r[ow]) \|", section, re.MULTILINE)
+    out = []
+    for offsets, names, size, access in rows:
+        offsets = [int(o, 16) for o in re.findall(r"0x[0-9A-Fa-f]+", offsets)]
+        names = re.findall(r"\w+", names)
+        if len(offsets) == 1:
+            out.append((offsets[0], names[0], int(size), access))
+            continue
+        # first, second ... second to last, last: the slots between are named by the map
+        step = offsets[1] - offsets[0]
+        known = dict(zip(offsets, names, strict=True))
+        out += [(offset, known.get(offset), int(size), access)
+                for offset in range(offsets[0], offsets[-1] + step, step)]
+    return out
+
+
+def test_the_register_table_is_u280s_map():
+    """kernel-contract.md's register table (its Meaning column is prose) holds the offsets,
+    names, sizes and access of u280's RegisterMap, the map kernel.xml and the RTL use."""
+    from topsort_hdl.core.config import PRESETS
+    from topsort_hdl.core.contract import kernel_arguments
+    from topsort_hdl.core.register_map import RegisterMap
+    from topsort_hdl.hardware.kernel.kernel import kernel_counters
+
+    config = PRESETS["u280"]
+    regs = RegisterMap(kernel_arguments(config), kernel_counters(config))
+    documented = documented_registers((ROOT / "docs" / "kernel-contract.md").read_text())
+    assert len(documented) == len(regs)
+    for (offset, name, size, access), entry in zip(documented, regs, strict=True):
+        assert (offset, size, access) == (entry.offset, entry.bytes, entry.access), entry.name
+        assert name in (None, entry.name), (offset, name, entry.name)
