@@ -244,7 +244,7 @@ def test_every_board_build_is_planned_at_the_board_clock(board):
     lpf = plan.files[f"{NAME}.lpf"]
     frequency = BOARDS[board].create().default_clk_frequency
     assert re.search(rf'^FREQUENCY PORT "\S+" {frequency} HZ;$', lpf, re.MULTILINE), lpf
-    assert "--router router2" in plan.files[f"build_{NAME}.sh"]
+    assert "--router router1" in plan.files[f"build_{NAME}.sh"]
     assert "--timing-allow-fail" not in plan.files[f"build_{NAME}.sh"]
     # Measured rather than built for the board: a constraint to push against, never a failure.
     pushed = prepare_build(board, target_mhz=150)
