@@ -4,7 +4,7 @@ import itertools
 import random
 
 import pytest
-from amaranth.hdl import Signal
+from amaranth.hdl import Mux, Signal
 from amaranth.sim import Simulator
 
 from tests.conftest import constructor_error
@@ -126,6 +126,71 @@ def test_half_network_zero_one_principle(rate, keep):
     assert network.comparators == rate + rate // 2 * (rate.bit_length() - 1)
 
 
+def _a_older_first(x, y, position, tie_in):
+    # Equal keys: by side (a first unless tie_in says a is the newer), then by index.
+    return Mux(x.side_b ^ y.side_b, Mux(x.side_b, tie_in[0], ~tie_in[0]), x.index < y.index)
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8])
+@pytest.mark.parametrize("keep", ["all", "lower", "upper"])
+@pytest.mark.parametrize("stages,descending", [(0, False), (None, False), (1, True)])
+def test_network_tie_break_and_exclusion(rate, keep, stages, descending):
+    # Keys from {0, 1, all ones}: most comparisons are ties, which the tie break must order
+    # exactly, with its input sampled as the elements entered (it changes every cycle, so a
+    # layer that read it late would be caught), and an excluded bundle never kept.
+    exclusion = keep != "all"
+    network = BitonicMergeNetwork(RECORD, rate, keep=keep, stages=stages, descending=descending,
+                                  tie_break=_a_older_first, tie_width=1, exclusion=exclusion)
+    rng = random.Random(f"{rate}-{keep}-{stages}-{descending}")
+    cases = []
+    for _ in range(150):
+        a, b = (sorted((rng.choice([0, 1, 2**32 - 1]) for _ in range(rate)), reverse=descending)
+                for _ in range(2))
+        excluded = rng.choice(["a", "b", None, None]) if exclusion else None
+        cases.append((a, b, rng.randrange(2), excluded))
+
+    def expected(a, b, a_newer, excluded):
+        records = [("a", i, key) for i, key in enumerate(a)] + \
+                  [("b", i, key) for i, key in enumerate(b)]
+        records = [r for r in records if r[0] != excluded]
+        side_rank = {"a": a_newer, "b": 1 - a_newer}
+        order = sorted(records, key=lambda r: (-r[2] if descending else r[2], side_rank[r[0]],
+                                               r[1]))
+        if excluded:
+            return order
+        return {"all": order, "lower": order[:rate], "upper": order[rate:]}[keep]
+
+    outputs = 2 * rate if keep == "all" else rate
+
+    async def testbench(ctx):
+        got = []
+        for cycle in range(len(cases) + network.latency):
+            if cycle < len(cases):
+                a, b, a_newer, excluded = cases[cycle]
+                for i in range(rate):
+                    ctx.set(network.a[i].as_value(), RECORD.pack(a[i], i))
+                    ctx.set(network.b[i].as_value(), RECORD.pack(b[i], rate + i))
+                ctx.set(network.tie_in, a_newer)
+                if exclusion:
+                    ctx.set(network.a_excluded, excluded == "a")
+                    ctx.set(network.b_excluded, excluded == "b")
+            if cycle >= network.latency:
+                got.append([RECORD.unpack(ctx.get(network.o[i].as_value()))
+                            for i in range(outputs)])
+            if network.latency:
+                await ctx.tick()
+        for case, have in zip(cases, got, strict=True):
+            want = [(key, index if side == "a" else rate + index)
+                    for side, index, key in expected(*case)]
+            assert have == want, case
+
+    simulator = Simulator(network)
+    if network.latency:
+        simulator.add_clock(1e-6)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
 def _run_mms(dut, runs, seed, gap, stall):
     bundle = dut.bundle
     words = {side: [word for pair in runs for word in bundle.pack_run(pair[index])]
@@ -222,6 +287,8 @@ def test_record_and_network_parameter_errors():
     assert kind is ValueError and "keep must be one of all, lower, upper, not 'middle'" in text
     kind, text = constructor_error(lambda: CompareSwap(RECORD, descending="yes"))
     assert kind is TypeError and "descending must be a bool, not 'yes'" in text
+    assert constructor_error(lambda: BitonicMergeNetwork(RECORD, 4, exclusion=True)) == (
+        ValueError, "exclusion needs keep='lower' or keep='upper', not keep='all'")
     kind, text = constructor_error(lambda: BitonicMergeNetwork(Signal(8), 4))
     assert kind is TypeError and "layout must be a data.Layout" in text
 

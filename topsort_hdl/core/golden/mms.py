@@ -7,8 +7,8 @@ is dropped and one flush bundle per run. It asserts the invariant that removes t
 (the upper half of X u held is exactly what BML holds after the step) on *record identities*.
 
 Records are ordered by a strict total order: key, then the step at which their bundle was
-selected, then their index in the bundle. The hardware realises the same order with a few tag
-bits, so the model predicts the exact position of every record, equal keys included.
+selected, then their index in the bundle. The hardware realises the same order (its networks'
+tie breaks), so the model predicts the exact position of every record, equal keys included.
 """
 
 from dataclasses import dataclass

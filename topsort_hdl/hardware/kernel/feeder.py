@@ -124,44 +124,56 @@ class LeafFeeder(Block):
         held_last = Signal()                  # the held beat is the region's last
         final = Signal()                      # the next record is the region's last
 
+        # What goes out next, as flags (padding only while active; serving: active, holding
+        # and not padding), so that the handshakes and the held beat's enables are a LUT or
+        # two from registers: a feeder sits between a read engine and a tree leaf, and placers
+        # spread it.
+        serving = Signal()
+        next_active, next_holding, next_padding = Signal(), Signal(), Signal()
+        m.d.comb += [next_active.eq(active), next_holding.eq(holding),
+                     next_padding.eq(padding)]
+        m.d.sync += [active.eq(next_active), holding.eq(next_holding),
+                     padding.eq(next_padding),
+                     serving.eq(next_active & next_holding & ~next_padding)]
+
         # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
         # a multiple of the width would cost more LUTs).
         words = [held.word_select(k, width) for k in range(per_beat)]
         record = Array(words)[index[:exact_log2(per_beat)]] if per_beat > 1 else words[0]
         last = Signal()
         step = Signal()                       # a record (or pad) goes out this cycle
+        taken = Signal()                      # a record of the held beat goes out
         beat_done = Signal()                  # the held beat's last record goes out
         m.d.comb += [
             final.eq(held_last & ending),
             last.eq(padding | run_end | final),
-            self.o.valid.eq(active & (padding | holding)),
+            self.o.valid.eq(padding | serving),
             self.o.payload.records[0].eq(Cat(Mux(padding, 0, record), padding)),
             self.o.payload.last.eq(last),
             step.eq(self.o.valid & self.o.ready),
-            # (a registered flag: the path from ``o.ready`` to the beat's load stays short)
-            beat_done.eq(step & ~padding & ending),
+            taken.eq(serving & self.o.ready),
+            beat_done.eq(taken & ending),
             self.busy.eq(active),
         ]
 
-        with m.If(step):
-            with m.If(~padding):
-                # (from registers: no carry chain in front of the flags)
-                bit = after.bit_select(run_log2, 1)
-                m.d.sync += [
-                    after.eq(after + 1),
-                    before.eq(bit),
-                    run_end.eq(bit ^ before),
-                    index.eq(index + 1),
-                    ending.eq(index + 2 == stop),
-                ]
-                with m.If(final):
-                    m.d.sync += padding.eq(1)
-                with m.If(beat_done):
-                    m.d.sync += holding.eq(0)
-            with m.If(last):
-                m.d.sync += [sent.eq(sent + 1), one_left.eq(sent == groups)]
-                with m.If(one_left):
-                    m.d.sync += active.eq(0)
+        with m.If(taken):
+            # (from registers: no carry chain in front of the flags)
+            bit = after.bit_select(run_log2, 1)
+            m.d.sync += [
+                after.eq(after + 1),
+                before.eq(bit),
+                run_end.eq(bit ^ before),
+                index.eq(index + 1),
+                ending.eq(index + 2 == stop),
+            ]
+            with m.If(final):
+                m.d.comb += next_padding.eq(1)
+            with m.If(ending):
+                m.d.comb += next_holding.eq(0)
+        with m.If(step & last):
+            m.d.sync += [sent.eq(sent + 1), one_left.eq(sent == groups)]
+            with m.If(one_left):
+                m.d.comb += [next_active.eq(0), next_padding.eq(0)]
 
         beat = self.beats.payload
         first = Signal.like(index)
@@ -169,8 +181,7 @@ class LeafFeeder(Block):
         m.d.comb += [
             first.eq(beat.begin >> byte_shift),
             end.eq(beat.end >> byte_shift),
-            # ~holding | beat_done, written out (holding implies o.valid is active)
-            self.beats.ready.eq(~holding | (self.o.ready & active & ~padding & ending)),
+            self.beats.ready.eq(~holding | beat_done),
         ]
         with m.If(self.beats.valid & self.beats.ready):
             m.d.sync += [
@@ -178,9 +189,9 @@ class LeafFeeder(Block):
                 index.eq(first),
                 ending.eq(first + 1 == end),
                 stop.eq(end),
-                holding.eq(first < end),
                 held_last.eq(beat.last),
             ]
+            m.d.comb += next_holding.eq(first < end)
 
         cmd = self.cmd.payload
         m.d.comb += self.cmd.ready.eq(~active)
@@ -191,10 +202,10 @@ class LeafFeeder(Block):
                 # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
                 before.eq(cmd.run_log2 == 0),
                 run_end.eq(cmd.run_log2 == 0),
-                padding.eq(cmd.records == 0),
                 groups.eq(cmd.groups),
                 sent.eq(2),
                 one_left.eq(cmd.groups == 1),
-                active.eq(cmd.groups != 0),
             ]
+            m.d.comb += [next_active.eq(cmd.groups != 0),
+                         next_padding.eq((cmd.records == 0) & (cmd.groups != 0))]
         return m

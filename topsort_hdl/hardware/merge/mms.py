@@ -3,7 +3,7 @@
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import exact_log2
 
 from ..block import Block
 from ..records import (
@@ -19,31 +19,21 @@ from .credit import CreditCounter
 from .lanes import LaneFIFO, stream_out
 from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
 
-__all__ = ["MmsMergeUnit", "tagged_layout"]
-
-# Bound classes of a tagged record, compared before the key: an emptied register's records
-# rank as minus infinity whatever they hold, so no real key is ever reserved.
-MINUS_INFINITY, REAL, PLUS_INFINITY = 0, 1, 2
-assert (MINUS_INFINITY, REAL) == (0, 1)  # an emptied register's flag is its bound
-# Ages: within one comparison, the bundle taken later ranks above an equal key taken earlier.
-OLDER, NEWER, INCOMING = 0, 1, 2
+__all__ = ["MmsMergeUnit"]
 
 
-def tagged_layout(record, rate):
-    """Layout of a record inside the unit: the record plus the tags of a strict total order."""
-    return data.StructLayout({
-        "record": record,
-        # Place in its input bundle (one bit even at rate 1: a zero-width field emits a
-        # [-1:0] wire that Verilator rejects).
-        "index": max(1, ceil_log2(rate)),
-        "age": 2,  # OLDER / NEWER / INCOMING, relative to the other bundles in a comparison
-        "bound": 2,  # MINUS_INFINITY / REAL / PLUS_INFINITY
-    })
+def _held_before_incoming(x, y, position, tie_in):
+    """BMS's tie break: equal keys rank by bundle (held records, taken earlier, before the
+    incoming bundle's), then by place; a held record's place is its place in BML's output,
+    which BML sorted by the same order."""
+    return Mux(x.side_b ^ y.side_b, x.side_b, x.index < y.index)
 
 
-def tagged_order(element):
-    """Order key of a tagged record: bound, then key, then age, then index."""
-    return Cat(element.index, element.age, element.record.key, element.bound)
+def _older_before_newer(x, y, position, a_newer_lanes):
+    """BML's tie break: equal keys rank by the bundle taken earlier, then by place (each
+    comparator reads its own lane's copy of which register is newer)."""
+    a_newer = a_newer_lanes[position % len(a_newer_lanes)]
+    return Mux(x.side_b ^ y.side_b, Mux(x.side_b, a_newer, ~a_newer), x.index < y.index)
 
 
 class MmsMergeUnit(Block):
@@ -55,9 +45,11 @@ class MmsMergeUnit(Block):
     merges the delayed bundle with held and its lower half is the output. Nothing flows back
     from the networks to the selector, so the unit takes a new bundle every cycle.
 
-    Equal keys: inside the unit every record carries tags (bound class, age of its bundle
-    relative to the others it meets, index in its bundle) so that BML and BMS order records
-    by the same strict total order: no record is emitted twice or lost on a tie.
+    Equal keys: BML and BMS order records by one strict total order, key, then the order in
+    which their bundles were taken, then place in the bundle (the networks' tie breaks, which
+    cost no tag bits), so no record is emitted twice or lost on a tie. An emptied register's
+    records rank as minus infinity and a flush's incoming bundle as plus infinity: the
+    networks' exclusion inputs, so no key value is reserved.
 
     Run boundaries need no idle cycle: the first step of a run would emit a dummy bundle, so
     that step emits the previous run's flush bundle instead (its incoming bundle ranks as
@@ -110,7 +102,6 @@ class MmsMergeUnit(Block):
         self._input_depth = input_depth
         self._output_depth = output_depth
         self._network_stages = network_stages
-        self._tagged = tagged_layout(record, rate)
         self._bundle = BundleLayout(record, rate)
         super().__init__({
             "a": In(stream.Signature(self._bundle)),
@@ -149,8 +140,7 @@ class MmsMergeUnit(Block):
     def elaborate(self, platform):
         m = Module()
         e = self._rate
-        tagged = self._tagged
-        bundle_array = data.ArrayLayout(tagged, e)
+        records = data.ArrayLayout(self._record, e)
 
         # Input FIFOs and the selector: the unit's only loop, register to register.
         m.submodules.selector = selector = RunSelector(self._bundle, self._input_depth)
@@ -185,11 +175,9 @@ class MmsMergeUnit(Block):
 
         # RA and RB: the last bundle taken from each side, record by record from the selector's
         # head registers with that lane's pop enable. At a run start a register is emptied:
-        # its records then rank as minus infinity (one flag, not a cleared bundle; the flag is
-        # the bound's low bit itself, so the comparisons start from a flip-flop).
-        records = data.ArrayLayout(self._record, e)
+        # BML then leaves it out (one flag, not a cleared bundle, so no key is reserved).
         ra, rb = Signal(records), Signal(records)
-        ra_real, rb_real = Signal(), Signal()   # REAL when set, MINUS_INFINITY when clear
+        ra_real, rb_real = Signal(), Signal()   # the register holds this run's records
         for i in range(e):
             with m.If(selector.a_popped[i]):
                 m.d.sync += ra[i].eq(selector.a_head.records[i])
@@ -201,62 +189,49 @@ class MmsMergeUnit(Block):
         with m.If(flush_alone):
             m.d.sync += [ra_real.eq(0), rb_real.eq(0)]
 
-        # X, the incoming bundle for BMS, where it ranks above everything held (plus infinity)
+        # X, the incoming bundle for BMS, which BMS leaves out (it ranks above everything held)
         # when the step emits the previous run's flush, or is a flush of its own. With a
         # pipelined BML, X is read a cycle later out of the register it was loaded into, so the
         # selector's choice drives no bundle-wide multiplexer.
         plus_infinity = Signal()
         # The networks are built here, not in the constructor: a unit shared as one module
         # (topsort_hdl.hardware.block) is elaborated once, and an unused network would warn.
-        network = dict(stages=self._network_stages, order_key=tagged_order)
-        m.submodules.bml = bml = BitonicMergeNetwork(tagged, e, keep="upper", **network)
+        network = dict(stages=self._network_stages, exclusion=True)
+        m.submodules.bml = bml = BitonicMergeNetwork(
+            self._record, e, keep="upper", tie_break=_older_before_newer, tie_width=e, **network)
         if bml.latency:
-            incoming = [Mux(a_newer_lanes[i], ra[i], rb[i]) for i in range(e)]
+            x = Signal(records)
+            for i in range(e):
+                m.d.comb += x[i].eq(Mux(a_newer_lanes[i], ra[i], rb[i]))
             m.d.sync += plus_infinity.eq(first | flush_alone)
             x_delay = bml.latency - 1
         else:
-            incoming = [chosen.records[i] for i in range(e)]
+            x = chosen.records
             m.d.comb += plus_infinity.eq(first | flush_alone)
             x_delay = 0
-        x = Signal(bundle_array)
-        for i in range(e):
-            m.d.comb += [
-                x[i].record.eq(incoming[i]),
-                x[i].index.eq(i),
-                x[i].age.eq(INCOMING),
-                x[i].bound.eq(Mux(plus_infinity, PLUS_INFINITY, REAL)),
-            ]
 
-        # BML: held = upper half of (RA u RB), ranked by the age of each register.
-        for i in range(e):
-            m.d.comb += [
-                bml.a[i].record.eq(ra[i]),
-                bml.a[i].index.eq(i),
-                bml.a[i].age.eq(Mux(a_newer_lanes[i], NEWER, OLDER)),
-                bml.a[i].bound.eq(ra_real),
-                bml.b[i].record.eq(rb[i]),
-                bml.b[i].index.eq(i),
-                bml.b[i].age.eq(Mux(a_newer_lanes[i], OLDER, NEWER)),
-                bml.b[i].bound.eq(rb_real),
-            ]
+        # BML: held = upper half of (RA u RB).
+        m.d.comb += [bml.a.eq(ra), bml.b.eq(rb), bml.tie_in.eq(Cat(a_newer_lanes)),
+                     bml.a_excluded.eq(~ra_real), bml.b_excluded.eq(~rb_real)]
 
         # The incoming bundle waits for BML in a delay line without reset (synthesis can map it
         # to shift-register LUTs); the step's flags, with reset, wait for BML and BMS.
         flags = Signal(data.StructLayout({"emits": 1, "last": 1}))
         m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
-        m.submodules.bms = bms = BitonicMergeNetwork(tagged, e, keep="lower", **network)
+        m.submodules.bms = bms = BitonicMergeNetwork(
+            self._record, e, keep="lower", tie_break=_held_before_incoming, **network)
         flags = _delay(m, flags, bml.latency + bms.latency, "step")
         delayed_x = _delay(m, x, x_delay, "x", reset_less=True)
-        m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o)]
+        x_excluded = _delay(m, plus_infinity, x_delay, "x_excluded", reset_less=True)
+        m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o),
+                     bms.a_excluded.eq(x_excluded), bms.b_excluded.eq(0)]
 
         # Output FIFO: credit counting above guarantees room for every bundle that arrives.
         # One lane per record keeps the FIFO's read enable local to each record's bits.
         m.submodules.o_fifo = o_fifo = LaneFIFO(
             width=self._bundle.size, depth=self._output_depth, lanes=e)
         result = Signal(self._bundle)
-        for i in range(e):
-            m.d.comb += result.records[i].eq(bms.o[i].record)
-        m.d.comb += result.last.eq(flags.last)
+        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last)]
         stream_out(m, o_fifo, self.o, result, flags.emits)
         return m
 
