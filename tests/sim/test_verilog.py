@@ -16,7 +16,9 @@ from topsort_hdl.targets.units import build_unit, emit_verilog
 
 MMS_CASES = [
     (1, "icarus"), (2, "icarus"), (4, "icarus"), (8, "icarus"),
-    (8, "verilator"), (16, "verilator"),
+    # E = 4 in Verilator too: with its signals public, Verilator reports loops through its
+    # multi-bit wires (UNOPTFLAT, waived).
+    (4, "verilator"), (8, "verilator"), (16, "verilator"),
     pytest.param(16, "icarus", marks=pytest.mark.slow),
 ]
 
@@ -131,4 +133,4 @@ def test_axi_writer_verilog(width, ports, slots, burst, batch, sim):
 def test_the_docs_list_the_verilator_waivers_the_code_uses():
     page = (Path(__file__).resolve().parents[2] / "docs" / "verification.md").read_text()
     listed = set(re.findall(r"-Wno-[A-Z]+", page))
-    assert listed - {"-Wno-UNOPTFLAT"} == set(VERILATOR_WAIVERS)
+    assert listed == set(VERILATOR_WAIVERS)
