@@ -120,6 +120,12 @@ class TreeController(Block):
             m.d.sync += writer_valid.eq(0)
         with m.If(self.packer_cmd.ready):
             m.d.sync += packer_valid.eq(0)
+        # writer_valid | packer_valid, in a flip-flop of its own: the leaf pipeline waits for
+        # both commands to be taken, and a shared OR of four flags was a chain of LUTs into
+        # every pipeline register.
+        ahead = Signal()
+        m.d.sync += ahead.eq((writer_valid & ~self.writer_cmd.ready) |
+                             (packer_valid & ~self.packer_cmd.ready))
 
         # The leaf commands: a pipeline computes one leaf's region per step (its span of
         # records, then its first and end records, the end clipped to the record count, then
@@ -169,6 +175,7 @@ class TreeController(Block):
             "restart": 1,                      # the first leaf of its run sequence
             "span": span_bits,                 # records covered by the leaf's runs
             "nonzero": 1,                      # span != 0
+            "read": 1,                         # valid and nonzero: a reader command
             "first": span_bits,
             "end": span_bits,
             "limit": COUNT_BITS,               # records of the tree the leaf reads
@@ -189,11 +196,18 @@ class TreeController(Block):
         injecting = Signal()                   # leaves still to enter the pipeline
         leaf_in = Signal(range(leaves))
         advance = Signal()
-        m.d.comb += advance.eq(~feeder_next.valid & ~reader_next.valid & ~writer_valid &
-                               ~packer_valid)
+        m.d.comb += advance.eq(~feeder_next.valid & ~reader_next.valid & ~ahead)
         # The last leaf's commands leave the queues this cycle: the pipeline is empty after it.
         issued = ~injecting & ~s1.valid & ~s2.valid & ~s3.valid & \
             ~feeder_next.valid & ~reader_next.valid & feeder_free & reader_free
+        # Both registered for the state machine, which moves on a cycle later: the feeders'
+        # handshakes stay out of its state logic. The writer's done pulse is kept until the
+        # pass's commands are all out.
+        all_issued = Signal()
+        written = Signal()
+        m.d.sync += all_issued.eq(issued)
+        with m.If(self.writer_done):
+            m.d.sync += written.eq(1)
 
         # Step 1: the leaf's span. Phase 1: active leaves are spread, every (l / a)-th one, and
         # active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions). Phase 2: leaf j
@@ -247,10 +261,12 @@ class TreeController(Block):
                 m.d.sync += position.eq(end)
 
             # Step 3: the end clipped to the record count; empty past it.
+            nonzero = s2.nonzero & (s2.first < limit_of(s2))
             m.d.sync += [
                 s3.eq(s2),
                 s3.end.eq(Mux(s2.end < limit_of(s2), s2.end, limit_of(s2))),
-                s3.nonzero.eq(s2.nonzero & (s2.first < limit_of(s2))),
+                s3.nonzero.eq(nonzero),
+                s3.read.eq(s2.valid & nonzero),
             ]
 
         # Step 4, into the queues: the length and the byte address.
@@ -272,7 +288,7 @@ class TreeController(Block):
         with m.Elif(push):
             m.d.sync += [feeder_next.valid.eq(1), feeder_next.leaf.eq(s3.leaf),
                          feeder_next.length.eq(length)]
-        push_read = push & s3.nonzero
+        push_read = advance & s3.read
         with m.If(reader_free):
             with m.If(reader_next.valid):
                 m.d.sync += [reader_valid.eq(1), reader_head.target.eq(reader_next.target),
@@ -309,6 +325,7 @@ class TreeController(Block):
                     with m.If(self.start2):
                         m.d.sync += [
                             leaf_in.eq(0), injecting.eq(1), in_phase2.eq(1),
+                            all_issued.eq(0),
                             feeder_log2.eq(COUNT_BITS), feeder_groups.eq(1),
                             self.done2.eq(0),
                         ]
@@ -331,6 +348,8 @@ class TreeController(Block):
                     q.eq(runs >> active_log2),
                     rem.eq(runs[:leaf_bits] & ((1 << active_log2) - 1)),
                     writer_valid.eq(1),
+                    ahead.eq(1),
+                    written.eq(0),
                     writer_addr.eq(Mux(half, self.halves[0], self.halves[1])),
                     packer_valid.eq(1),
                     source.eq(Mux(half, self.halves[1], self.halves[0])),
@@ -351,14 +370,14 @@ class TreeController(Block):
                     feeder_log2.eq(run_log2),
                     feeder_groups.eq(groups),
                     leaf_in.eq(0), injecting.eq(1), in_phase2.eq(0),
-                    gap.eq(0), k_next.eq(0), more.eq(threshold == 0),
+                    gap.eq(0), k_next.eq(0), more.eq(threshold == 0), all_issued.eq(0),
                 ]
                 m.next = "LEAVES"
             with m.State("LEAVES"):
-                with m.If(issued):
+                with m.If(all_issued):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(self.writer_done):
+                with m.If(written):
                     m.d.sync += [
                         runs.eq(groups),
                         run_log2.eq(run_log2 + active_log2),
@@ -367,7 +386,7 @@ class TreeController(Block):
                     m.next = "DECIDE"
             if self.reused:
                 with m.State("PHASE2"):
-                    with m.If(issued):
+                    with m.If(all_issued):
                         m.d.sync += self.done2.eq(1)
                         m.next = "IDLE"
         return m
