@@ -255,7 +255,7 @@ def test_every_board_build_is_planned_at_the_board_clock(board):
 
 @pytest.mark.slow
 def test_bitstream_builds_and_meets_the_board_clock(tmp_path):
-    """`make bitstream BOARD=ulx3s-85f`'s build (about 40 minutes: router1 on one thread)."""
+    """`make bitstream BOARD=ulx3s-85f`'s build (40 minutes and more: router1 on one thread)."""
     from topsort_hdl.targets.onchip.boards import build_bitstream
 
     result = build_bitstream("ulx3s-85f", tmp_path)

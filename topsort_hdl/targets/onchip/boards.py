@@ -110,8 +110,8 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None):
     missed constraint is no failure: the report's achieved frequency is the figure."""
     board = check_board(board) if isinstance(board, str) else board
     # router2 does not finish the demo: with seeds 1 and 2, at 25 to 100 MHz, its overused
-    # wires fall to a few hundred or thousand and then grow again. router1 routes it (about
-    # 40 minutes on one thread, placement included).
+    # wires fall to a few hundred or thousand and then grow again. router1 routes it (40
+    # minutes and more on one thread, placement included: see docs/onchip-demo.md).
     options = ["--report", f"{name}.report.json", "--router", "router1"]
     if target_mhz is not None:
         options.append("--timing-allow-fail")
