@@ -177,6 +177,8 @@ def test_ram_answers_bursts_and_refuses_strays():
         assert await read(ctx, 0x1100, 1) == [(0, RESP_SLVERR)]          # starts after it
         assert await read(ctx, 0x3000, 1) == [(0, RESP_SLVERR)]          # offset 0, not base
         assert await read(ctx, 0x1000 + 8 * 31, 1) == [(0xFFFF_FFFF, RESP_OKAY)]
+        # an unaligned start: the beat's bytes end with its word, inside the range
+        assert await read(ctx, 0x1000 + 8 * 31 + 4, 1) == [(0xFFFF_FFFF, RESP_OKAY)]
 
     sim.add_testbench(bench)
     sim.run()

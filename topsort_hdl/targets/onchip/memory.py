@@ -67,14 +67,17 @@ class OnChipAxiRam(wiring.Component):
             "stray": Out(1),
         })
 
-    def _outside(self, addr, beats):
-        """Whether a burst of ``beats`` (at least one) from byte address ``addr`` leaves the
-        range. ``base`` is a multiple of the power-of-two size: the burst starts inside if the
-        address bits above the size are the base's, and ends inside if its offset plus its
-        length is at most the size (a short adder, not two 32-bit ones)."""
+    def _outside(self, addr, last):
+        """Whether a burst from byte address ``addr`` whose last beat is ``last`` beats after
+        its first (AxLEN) touches a word outside the range. ``base`` is a multiple of the
+        power-of-two size: the burst starts inside if the address bits above the size are the
+        base's, and ends inside if its first word's index plus ``last`` stays below the word
+        count: one short adder whose carry out of the index bits is the answer."""
         size_bits = exact_log2(self.size_bytes)
-        end = addr[:size_bits] + (beats << exact_log2(self.params.beat_bytes))
-        return (addr[size_bits:] != self.base >> size_bits) | (end > self.size_bytes)
+        beat_shift = exact_log2(self.params.beat_bytes)
+        word_bits = size_bits - beat_shift
+        end = addr[beat_shift:size_bits] + last
+        return (addr[size_bits:] != self.base >> size_bits) | (end[word_bits:] != 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -116,7 +119,7 @@ class OnChipAxiRam(wiring.Component):
                 r_word.eq(word(axi.araddr)),
                 r_left.eq(axi.arlen),
                 r_id.eq(axi.arid),
-                r_bad.eq(self._outside(axi.araddr, axi.arlen + 1)),
+                r_bad.eq(self._outside(axi.araddr, axi.arlen)),
             ]
         with m.If(issue):
             m.d.sync += [held.eq(1), held_last.eq(r_left == 0), held_id.eq(r_id),
@@ -145,7 +148,7 @@ class OnChipAxiRam(wiring.Component):
                 w_active.eq(1),
                 w_word.eq(word(axi.awaddr)),
                 axi.bid.eq(axi.awid),
-                w_bad.eq(self._outside(axi.awaddr, axi.awlen + 1)),
+                w_bad.eq(self._outside(axi.awaddr, axi.awlen)),
             ]
         w_beat = axi.wvalid & axi.wready
         with m.If(w_beat):
@@ -156,8 +159,12 @@ class OnChipAxiRam(wiring.Component):
         with m.If(axi.bvalid & axi.bready):
             m.d.sync += b_pending.eq(0)
 
-        with m.If(axi.arvalid & axi.arready & self._outside(axi.araddr, axi.arlen + 1) |
-                  axi.awvalid & axi.awready & self._outside(axi.awaddr, axi.awlen + 1)):
+        # ``stray`` follows a cycle after the burst is taken, from the registered verdicts:
+        # the address arithmetic then ends at one register instead of fanning out further.
+        r_taken, w_taken = Signal(), Signal()
+        m.d.sync += [r_taken.eq(axi.arvalid & axi.arready),
+                     w_taken.eq(axi.awvalid & axi.awready)]
+        with m.If(r_taken & r_bad | w_taken & w_bad):
             m.d.sync += self.stray.eq(1)
 
         # The memory ports: the AXI side, or the back door while it is selected.

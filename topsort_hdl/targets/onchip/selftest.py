@@ -175,8 +175,13 @@ class SelfTest(wiring.Component):
                 self.memory[t].w_en.eq(w_en[t]),
                 self.memory[t].w_data.eq(w_data),
             ]
+        # Each RAM's data goes to a register of its own before anything else: a block RAM
+        # without its output register is slow (ECP5: 5.8 ns from clock to data), and it was the
+        # demo's critical path through the choice of tree below.
+        read_data = [Signal(c.data_width, name=f"read_data{t}") for t in range(trees)]
+        m.d.sync += [read_data[t].eq(self.memory[t].r_data) for t in range(trees)]
         read_tree = Signal(range(max(2, trees)))     # the tree whose data arrives this cycle
-        r_data = Array(self.memory[t].r_data for t in range(trees))[read_tree]
+        r_data = Array(read_data)[read_tree]
 
         # AXI4-Lite: one write or read at a time.
         lite = self.control
@@ -230,12 +235,14 @@ class SelfTest(wiring.Component):
         out_addr = Cat(out_offset, Array(free_half)[out_tree])
 
         # The read pipeline of the check: the word's address goes to a register (``addr``), the
-        # RAM reads it a cycle later, its data arrives the cycle after (``arrive``: the records
-        # of it that count).
+        # RAM reads it a cycle later, its data is in ``read_data`` the cycle after that
+        # (``arrive``: the records of it that count).
         ask = Signal(rate)
         ask_tree = Signal.like(read_tree)
+        asked, asked_tree = Signal(rate), Signal.like(read_tree)     # the RAM reading
         arrive = Signal(rate)
-        m.d.sync += [ask.eq(0), arrive.eq(ask), read_tree.eq(ask_tree)]
+        m.d.sync += [ask.eq(0), asked.eq(ask), asked_tree.eq(ask_tree),
+                     arrive.eq(asked), read_tree.eq(asked_tree)]
 
         # Fill: tree ``fill_tree``, ``fill_left`` records still to write at word ``fill_addr``.
         # The generator's word goes to the back door's write register; ``filled`` marks the
@@ -317,8 +324,9 @@ class SelfTest(wiring.Component):
         m.d.sync += [chunks.eq(Cat(ins[16 * k:16 * k + 16] != outs[16 * k:16 * k + 16]
                                    for k in range(6))),
                      differ.eq(chunks != 0)]
-        # From the last word read to ``differ``: the RAM (2 cycles), A..F, the two above.
-        settle = 2 + 6 + 2
+        # From the last word read to ``differ``: the RAM and its data register (3 cycles),
+        # A..F, the two above.
+        settle = 3 + 6 + 2
 
         # The order check (stage B of the output): keys never decrease, across words too.
         # Records that count are a prefix of the word, so record i > 0 follows record i - 1.
@@ -419,12 +427,12 @@ class SelfTest(wiring.Component):
                         m.next = "FAULT" if self.inject == "output" else "CHECK"
             if self.inject == "output":
                 # Swap the first two records of the output in memory (job 0 only): address
-                # out, the RAM reads, the data arrives, the swapped word goes to the write.
+                # out, the RAM reads, its data register, the swapped word goes to the write.
                 with m.State("FAULT"):
                     m.d.sync += [select.eq(1), addr.eq(out_addr), read_tree.eq(out_tree)]
                     with m.If(job != 0):
                         m.next = "CHECK"
-                    with m.Elif(step != 2):
+                    with m.Elif(step != 3):
                         m.d.sync += step.eq(step + 1)
                     with m.Else():
                         m.d.sync += [w_en.eq(1 << out_tree),
