@@ -33,7 +33,7 @@ def run(args):
         raise UsageError(str(error)) from None
     out = args.out or Path("build/bitstream") / board.name
     print(f"building the on-chip demo for {board.name} in {out} (Yosys, nextpnr-ecp5, ecppack: "
-          f"40 minutes and more: nextpnr routes on one thread)", file=sys.stderr, flush=True)
+          f"about 35 minutes: nextpnr routes on one thread)", file=sys.stderr, flush=True)
     try:
         result = build_bitstream(board, out)
     except subprocess.CalledProcessError:

@@ -83,7 +83,7 @@ def run_pnr(progress=print):
         progress(f"place and route: {block.description}")
         results[block.name] = place_and_route(block.build(), block.name)
         descriptions[block.name] = block.description
-    progress(f"building the demo for {PNR_BOARD} (40 minutes and more unless cached)")
+    progress(f"building the demo for {PNR_BOARD} (about 35 minutes unless cached)")
     results["demo"] = demo_pnr(PNR_BOARD)
     descriptions["demo"] = f"on-chip demo sorter on {PNR_BOARD} (in context)"
     return results, descriptions

@@ -110,11 +110,10 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None):
     missed constraint is no failure: the report's achieved frequency is the figure."""
     board = check_board(board) if isinstance(board, str) else board
     # router2 does not finish the demo: with seeds 1 and 2, at 25 to 100 MHz, its overused
-    # wires fall to a few hundred or thousand and then grow again. router1 routes it (40
-    # minutes and more on one thread, placement included: see docs/onchip-demo.md).
-    # The placer's timing weight at 320 (default 10): the demo's critical wires run shorter,
-    # and so do the rest (placer's estimate 44.7 -> 77 MHz); router1 then finishes in about
-    # 20 minutes instead of not at all in 80 (docs/onchip-demo.md).
+    # wires fall to a few hundred or thousand and then grow again. router1 (one thread) does,
+    # in about 20 minutes, once the placer's timing weight is 320 (default 10): the demo's
+    # critical wires then run shorter, and so do the rest (placer's estimate 44.7 -> 77 MHz);
+    # at the default it had not finished in 80 (docs/onchip-demo.md).
     options = ["--report", f"{name}.report.json", "--router", "router1",
                "--placer-heap-timingweight", "320"]
     if target_mhz is not None:

@@ -33,7 +33,8 @@ class OnChipAxiRam(wiring.Component):
     new read burst starts the cycle after the previous one's last beat is read from block RAM;
     read data reaches R a cycle after that, from a register). Write
     strobes are honoured. A burst that reaches outside the range gets SLVERR on every beat (a
-    read returns zeros, a write changes nothing) and sets ``stray``, sticky until reset: the
+    read returns zeros, a write changes nothing) and sets ``stray`` the cycle after its address
+    is taken, sticky until reset: the
     kernel must never touch memory outside its buffers. Bursts must be full width (AxSIZE of
     the data width); the kernel's engines issue no other kind.
 
