@@ -55,10 +55,11 @@ MEMORY_MODELS = ("ideal", "peak", "measured")
 # SIZE3, the leaf pipeline's fill (4) and the step into WAIT, then one cycle per leaf; a
 # command reaches AR four cycles later than when it was decoded combinationally (two decode
 # steps, the registered burst length and room) and one more for the registered AR grant; a
-# beat leaves the engine's buffer two cycles after it arrives; a write burst is decided a
+# beat leaves the engine's buffer three cycles after it arrives (the memory's data is
+# registered); a feeder starts a command a cycle after it takes it; a write burst is decided a
 # cycle ahead.
 PASS_CONTROL = 10           # the controller's per-pass steps (then one per leaf)
-READ_LATENCY = 13           # command to first beat through the read engine and leaf feeder
+READ_LATENCY = 15           # command to first beat through the read engine and leaf feeder
 TREE_LATENCY = 8            # extra root latency per tree level
 WRITE_LATENCY = 9           # last word to the write engine's final response, besides the burst
 PHASE1_START = 2            # ap_start handling to the first pass

@@ -12,7 +12,11 @@ from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
-__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING"]
+__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING", "REFILL_CYCLES"]
+
+# Cycles from a beat taken out of a leaf's register to the next in its place: the leaf is
+# chosen, read, its beat lands in the memory's data register, then in the leaf's.
+REFILL_CYCLES = 5
 
 
 def region_layout(params, length_bits, targets):
@@ -90,14 +94,15 @@ class AxiReadEngine(Block):
     vectors and multiplexers rather than wide ORs, so no path is deeper than about five LUTs.
 
     The leaves' buffers share one memory with a synchronous read port (block RAM or UltraRAM,
-    see ``buffer_style``), a region of it per leaf, and each leaf has one beat register in
-    front of its stream (``leaf_beats``). The memory takes a beat from R and gives one to a
-    leaf register every cycle; a beat can be read two cycles after it arrives. A leaf's
-    registers are refilled from registered state only (no path from a leaf's ``ready`` to the
-    memory), four cycles from a beat taken to the next in its place, so one leaf takes at most
-    ``leaf_beats`` beats every four cycles (and one every other cycle), the engine a beat every
-    cycle over its leaves. A leaf feeder needs a beat
-    every ``records per beat`` cycles at most (eight on the U280: one register is enough).
+    see ``buffer_style``), a region of it per leaf, and each leaf has beat registers in front of
+    its stream (``leaf_beats``). The memory takes a beat from R and gives one every cycle to a
+    register of its own, and that to a leaf's (a block RAM's read data is slow to leave it: it
+    goes no further than the next register); a beat can be read two cycles after it arrives. A
+    leaf's registers are refilled from registered state only (no path from a leaf's ``ready``
+    to the memory), :data:`REFILL_CYCLES` cycles from a beat taken to the next in its place, so
+    one leaf takes at most ``leaf_beats`` beats every five cycles (and one every other cycle),
+    the engine a beat every cycle over its leaves. A leaf feeder takes a beat every
+    ``records per beat`` cycles at most (eight on the U280: one register is enough).
 
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
@@ -125,7 +130,7 @@ class AxiReadEngine(Block):
         RAM), honoured by Vivado and Yosys; ``None`` leaves the choice to the tool.
     leaf_beats : int
         Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
-        every four cycles, at most one every other cycle.
+        every :data:`REFILL_CYCLES` cycles, at most one every other cycle.
     """
 
     module_tag_format = "read_engine_l{leaves}_b{burst_bytes}"
@@ -466,17 +471,20 @@ class AxiReadEngine(Block):
         reads = Signal(leaves)               # one-hot: the leaf read this cycle
         reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
         above = Signal(leaves)               # the leaves above the one chosen before
-        # A leaf's beat registers hold ``count`` beats; with the one landing it wants another
-        # while they leave room for it, not in the cycle it is read (``stocked`` does not count
-        # that read yet).
+        # A leaf's beat registers hold ``count`` beats; with the ones read and landing it wants
+        # another while they leave room for it, not in the cycle it is read (``stocked`` does
+        # not count that read yet).
+        landing = Signal(leaves)             # one-hot: the leaf read two cycles ago
         depth = self.leaf_beats
         counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
         wants = Signal(leaves)
-        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] & (counts[i] + reading[i] < depth)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] &
+                                 (counts[i] + reading[i] + landing[i] < depth)
                                  for i in range(leaves)))
         m.d.sync += [
             reads.eq(_round_robin(m, wants, above, "reader")[0]),
             reading.eq(reads),
+            landing.eq(reading),
         ]
         # From the one-hot choice by AND-OR: no priority chain on the way to the address.
         slot = Signal(slot_bits)
@@ -490,6 +498,10 @@ class AxiReadEngine(Block):
             read.en.eq(reads.any()),
         ]
 
+        # The memory's read data in a register next to it, every cycle.
+        landed = Signal(self.beat_layout)
+        m.d.sync += landed.eq(read.data)
+
         for i in range(leaves):
             # Beat registers in a ring: each loads only from the memory, so none has a
             # multiplexer in front (one register: none behind either).
@@ -500,11 +512,11 @@ class AxiReadEngine(Block):
             into = Signal(range(depth), name=f"into{i}") if depth > 1 else C(0, 1)
             out = Signal(range(depth), name=f"out{i}") if depth > 1 else C(0, 1)
             for d in range(depth):
-                with m.If(reading[i] & (into == d)):
-                    m.d.sync += beats[d].eq(read.data)
-            m.d.sync += counts[i].eq(counts[i] + reading[i] - taken)
+                with m.If(landing[i] & (into == d)):
+                    m.d.sync += beats[d].eq(landed)
+            m.d.sync += counts[i].eq(counts[i] + landing[i] - taken)
             if depth > 1:
-                with m.If(reading[i]):
+                with m.If(landing[i]):
                     m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
                 with m.If(taken):
                     m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))

@@ -48,10 +48,10 @@ class LeafFeeder(Block):
     with each beat's ``[begin, end)`` on record boundaries, ``last`` set on its final beat: the
     region ends with that beat's last record (the count itself only tells an empty region).
 
-    A command is taken when the feeder is idle (``busy`` low); one of zero groups is taken and
-    does nothing. The current beat is held in a register and read one record per cycle; the next
-    beat is taken as the held one's last record goes out, so records leave every cycle while
-    beats arrive and ``o`` is ready.
+    A command is taken when the feeder is idle (``busy`` low) and starts a cycle later; one of
+    zero groups is taken and does nothing. The current beat is held in a register and read one
+    record per cycle; the next beat is taken as the held one's last record goes out, so records
+    leave every cycle while beats arrive and ``o`` is ready.
 
     Parameters
     ----------
@@ -68,7 +68,8 @@ class LeafFeeder(Block):
     beats : In(stream.Signature(BeatLayout(params)))
     o : Out(stream.Signature(BundleLayout(tree_record(record), 1)))
     busy : Out(1)
-        High from taking a command with runs until its last run has gone out.
+        High from taking a command until its last run has gone out (a cycle for one of zero
+        groups).
     """
 
     module_tag_format = "leaf_feeder"
@@ -105,6 +106,7 @@ class LeafFeeder(Block):
         # is not compared with the command's. Runs sent are counted the same way, up from a
         # reset, and compared with the command's. What the next record ends is registered as it
         # is counted (flags, not compares behind the counts).
+        pending = Signal()                    # a command taken, starting next cycle
         active = Signal()
         after = Signal(count_bits + 1)        # the number of the record after the next
         run_log2 = Signal(range(count_bits + 1))
@@ -153,7 +155,7 @@ class LeafFeeder(Block):
             step.eq(self.o.valid & self.o.ready),
             taken.eq(serving & self.o.ready),
             beat_done.eq(taken & ending),
-            self.busy.eq(active),
+            self.busy.eq(active | pending),
         ]
 
         with m.If(taken):
@@ -193,10 +195,16 @@ class LeafFeeder(Block):
             ]
             m.d.comb += next_holding.eq(first < end)
 
-        cmd = self.cmd.payload
-        m.d.comb += self.cmd.ready.eq(~active)
+        # A command is held a cycle in a register of its own before it starts: the controller
+        # that sends it sits far from the leaves, so its wires end at flip-flops, not at the
+        # flags' logic.
+        cmd = Signal.like(self.cmd.payload)
+        m.d.comb += self.cmd.ready.eq(~active & ~pending)
         with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += [pending.eq(1), cmd.eq(self.cmd.payload)]
+        with m.If(pending):
             m.d.sync += [
+                pending.eq(0),
                 after.eq(2),
                 run_log2.eq(cmd.run_log2),
                 # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)

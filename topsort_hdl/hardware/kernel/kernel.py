@@ -31,7 +31,7 @@ from ...core.contract import (
     kernel_arguments,
     report_bytes,
 )
-from ..axi import AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi import REFILL_CYCLES, AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..records import RecordLayout
@@ -80,9 +80,10 @@ def tree_read_engine(config, reused=False):
 
 def leaf_beats(config):
     """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
-    beat every ``records per beat`` cycles at most, a register refills in four."""
+    beat every ``records per beat`` cycles at most, a register refills in
+    :data:`REFILL_CYCLES`."""
     per_beat = config.data_width // (config.key_bits + config.value_bits)
-    return 1 if per_beat >= 8 else 2
+    return min(4, -(-REFILL_CYCLES // per_beat))
 
 
 CONTROL_PORT = "s_axi_control"

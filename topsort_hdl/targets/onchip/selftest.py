@@ -349,7 +349,10 @@ class SelfTest(wiring.Component):
             m.d.sync += order_bad.eq(1)
 
         # Report: line ``line`` (jobs, then the round's), character ``char``, the next
-        # character in a register in front of the UART.
+        # character in a register in front of the UART. Each line's character at ``char`` is
+        # registered first (``char_ready`` a cycle after ``char`` moves): the choice among the
+        # fields, their hex digits and the lines is too deep for one cycle, and the UART takes
+        # a character every few thousand.
         lines = []
         for j, b in enumerate(jobs):
             verdict = Mux(job_errors[j] == 0, C(int.from_bytes(b"PASS", "big"), 32),
@@ -365,6 +368,10 @@ class SelfTest(wiring.Component):
         char = Signal(range(max(len(text) for text in lines)))
         lengths = Array(C(len(text) - 1, char.shape()) for text in lines)
         text_valid, text_char = Signal(), Signal(8)
+        picked = [Signal(8, name=f"line{k}_char") for k in range(len(lines))]
+        char_ready = Signal()
+        m.d.sync += [char_ready.eq(1), *(p.eq(text.char(char))
+                                         for p, text in zip(picked, lines, strict=True))]
         m.d.comb += [self.text.valid.eq(text_valid), self.text.payload.eq(text_char)]
         with m.If(self.text.ready):
             m.d.sync += text_valid.eq(0)
@@ -468,9 +475,9 @@ class SelfTest(wiring.Component):
                     m.d.sync += job.eq(job + 1)
                     m.next = "JOB"
             with m.State("REPORT"):
-                with m.If(~text_valid | self.text.ready):
-                    m.d.sync += [text_valid.eq(1), char.eq(char + 1),
-                                 text_char.eq(Array(text.char(char) for text in lines)[line])]
+                with m.If(char_ready & (~text_valid | self.text.ready)):
+                    m.d.sync += [text_valid.eq(1), char.eq(char + 1), char_ready.eq(0),
+                                 text_char.eq(Array(picked)[line])]
                     with m.If(char == lengths[line]):
                         m.d.sync += [char.eq(0), line.eq(line + 1)]
                         with m.If(line == len(lines) - 1):
