@@ -285,10 +285,18 @@ class AxiWriteEngine(Block):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
             m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
                                        else 1)
+            # The beats written last cycle reach `unsent` a cycle later, from a register:
+            # the stream's VALID, from another block, runs into no adder. Bursts only wait
+            # for them; a flush waits until the job's last beats are counted.
+            landing = Signal(name=f"landing{j}")            # wrote != 0
+            wrote = Signal(range(ports + 1), name=f"wrote{j}")
+            m.d.sync += [landing.eq(written), wrote.eq(Mux(written, entry.beats, 0))]
+            arrived = Signal(name=f"arrived{j}")    # the job's data is all counted in unsent
+            m.d.comb += arrived.eq(~taking & ~landing)
             ready_beats = Signal(range(self.burst_beats + 1), name=f"ready_beats{j}")
             with m.If(unsent >= to_boundary):
                 m.d.comb += ready_beats.eq(to_boundary)
-            with m.Elif(~taking):   # the job's data has all arrived: flush what is left
+            with m.Elif(arrived):   # flush what is left
                 m.d.comb += ready_beats.eq(unsent)
             # The next burst is decided a cycle ahead, so that the issue step reads only
             # flip-flops. A cycle-old decision is the one the current state would take, or
@@ -300,7 +308,7 @@ class AxiWriteEngine(Block):
             # with the decision, whether it is a burst at all, and whether it ends a batch (a
             # burst ending short of its boundary, a flush, ends no batch: batch >= burst)
             pending = Signal(name=f"pending{j}")
-            m.d.sync += pending.eq((unsent >= to_boundary) | ~taking & (unsent != 0))
+            m.d.sync += pending.eq((unsent >= to_boundary) | arrived & (unsent != 0))
             ends_batch = Signal(name=f"ends_batch{j}")
             if slots > 1:
                 batch_bits = exact_log2(self.batch_bytes) - lane_bits
@@ -343,12 +351,13 @@ class AxiWriteEngine(Block):
                 queued.pair.eq(length == 2),
                 bursts.w_data.eq(queued), bursts.w_en.eq(issue), bursts.r_en.eq(pop),
             ]
-            m.d.sync += unsent.eq(unsent + Mux(written, entry.beats, 0) - Mux(issue, length, 0))
+            m.d.sync += unsent.eq(unsent + wrote - Mux(issue, length, 0))
             # unsent != 0 and outstanding != 0 as flip-flops, decided with the counts, for the
             # job's end (a burst never takes more than was unsent when it was decided)
             unsent_any = Signal(name=f"unsent_any{j}")
             outstanding_any = Signal(name=f"outstanding_any{j}")
-            m.d.sync += unsent_any.eq(written | Mux(issue, length != unsent, unsent_any))
+            m.d.sync += unsent_any.eq(written | landing |
+                                      Mux(issue, length != unsent, unsent_any))
 
             # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
             # with the queue's head, which is popped then; the rest of the burst counts down

@@ -318,8 +318,12 @@ class TopSortKernel(wiring.Component):
             reporter.error | Cat(o.b for o in overruns).any()
         # Phase 1 ends when every tree's output is written and every root packer has taken the
         # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
-        for_all_done = Cat(ctl.done for ctl in controllers).all() & \
-            ~Cat(packer.busy for packer in packers).any()
+        # Registered: the packers' busy flags come from their ring's positions, and the state
+        # logic after them reaches across the device (the trees' ends may be seen a cycle late:
+        # once set, the flags stay until phase 2 starts).
+        for_all_done = Signal()
+        m.d.sync += for_all_done.eq(Cat(ctl.done for ctl in controllers).all() &
+                                    ~Cat(packer.busy for packer in packers).any())
         sent2 = Signal()     # the phase-2 write command is taken
         packed2 = Signal()
 

@@ -13,8 +13,8 @@ __all__ = ["OnChipAxiRam", "BackdoorSignature"]
 
 class BackdoorSignature(wiring.Signature):
     """Word access to an :class:`OnChipAxiRam` while its AXI port is idle, seen from the
-    user: ``select`` hands the memory to the back door; ``addr`` reads (``r_data`` the next
-    cycle) and, with ``w_en``, writes ``w_data``."""
+    user: ``select`` hands the memory to the back door; ``addr`` reads (``r_data`` two cycles
+    later, from a register) and, with ``w_en``, writes ``w_data``."""
 
     def __init__(self, words, data_width):
         super().__init__({
@@ -152,8 +152,18 @@ class OnChipAxiRam(wiring.Component):
                 w_bad.eq(self._outside(axi.awaddr, axi.awlen)),
             ]
         w_beat = axi.wvalid & axi.wready
-        with m.If(w_beat):
+        # A beat is written to block RAM a cycle after it is taken, from registers, and the
+        # word address moves on then: the kernel's W channel, from across the device, ends
+        # at registers and the control flags (not in the block RAMs' enables or an adder).
+        # The burst's response goes with its last write; a new burst's address comes later.
+        w_strb = Signal.like(axi.wstrb)         # the lanes to write, 0 for no write
+        w_data = Signal.like(axi.wdata)
+        w_next = Signal()                       # a beat is being written: w_word moves on
+        m.d.sync += [w_strb.eq(Mux(w_beat & ~w_bad, axi.wstrb, 0)), w_data.eq(axi.wdata),
+                     w_next.eq(w_beat)]
+        with m.If(w_next):
             m.d.sync += w_word.eq(w_word + 1)
+        with m.If(w_beat):
             with m.If(axi.wlast):
                 m.d.sync += [w_active.eq(0), b_pending.eq(1),
                              axi.bresp.eq(Mux(w_bad, RESP_SLVERR, RESP_OKAY))]
@@ -168,15 +178,20 @@ class OnChipAxiRam(wiring.Component):
         with m.If(r_taken & r_bad | w_taken & w_bad):
             m.d.sync += self.stray.eq(1)
 
+        # The back door's data goes to a register next to the block RAM, with no logic
+        # before it (ECP5: 5.8 ns from clock to data; Yosys does not map the block RAM's own
+        # output register): its user, across the device, sees a register only.
+        door_data = Signal(p.data_width)
+        m.d.sync += door_data.eq(rd.data)
+
         # The memory ports: the AXI side, or the back door while it is selected.
         all_bytes = Cat(door.w_en for _ in range(p.beat_bytes))
         m.d.comb += [
             rd.addr.eq(Mux(door.select, door.addr, r_word)),
             rd.en.eq(door.select | issue),
-            door.r_data.eq(rd.data),
+            door.r_data.eq(door_data),
             wr.addr.eq(Mux(door.select, door.addr, w_word)),
-            wr.data.eq(Mux(door.select, door.w_data, axi.wdata)),
-            wr.en.eq(Mux(door.select, all_bytes,
-                         Mux(w_beat & ~w_bad, axi.wstrb, 0))),
+            wr.data.eq(Mux(door.select, door.w_data, w_data)),
+            wr.en.eq(Mux(door.select, all_bytes, w_strb)),
         ]
         return m
