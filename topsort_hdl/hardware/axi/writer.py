@@ -352,12 +352,13 @@ class AxiWriteEngine(Block):
                 bursts.w_data.eq(queued), bursts.w_en.eq(issue), bursts.r_en.eq(pop),
             ]
             m.d.sync += unsent.eq(unsent + wrote - Mux(issue, length, 0))
-            # unsent != 0 and outstanding != 0 as flip-flops, decided with the counts, for the
-            # job's end (a burst never takes more than was unsent when it was decided)
+            # For the job's end, as flip-flops: outstanding != 0, decided with the count, and
+            # unsent != 0 a cycle late. Beats not yet in a burst are then always seen: in
+            # `unsent` a cycle ago, or landing, or landed in `unsent` since.
             unsent_any = Signal(name=f"unsent_any{j}")
+            landed = Signal(name=f"landed{j}")
             outstanding_any = Signal(name=f"outstanding_any{j}")
-            m.d.sync += unsent_any.eq(written | landing |
-                                      Mux(issue, length != unsent, unsent_any))
+            m.d.sync += [unsent_any.eq(unsent != 0), landed.eq(landing)]
 
             # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
             # with the queue's head, which is popped then; the rest of the burst counts down
@@ -404,8 +405,8 @@ class AxiWriteEngine(Block):
                 outstanding.eq(outstanding + issue - response),
                 outstanding_any.eq(issue | Mux(response, outstanding != 1, outstanding_any)),
             ]
-            port_idle.append(~unsent_any & ~axi.awvalid & ~bursts.r_rdy & ~in_burst &
-                             ~buffer.r_rdy & ~outstanding_any)
+            port_idle.append(~unsent_any & ~landing & ~landed & ~axi.awvalid & ~bursts.r_rdy &
+                             ~in_burst & ~buffer.r_rdy & ~outstanding_any)
 
         with m.If(running & ~taking & Cat(port_idle).all()):
             m.d.sync += [running.eq(0), self.done.eq(1)]
