@@ -1,6 +1,7 @@
 """The on-chip demo: block-RAM AXI slave, UART, and the whole demo running its self test in the
 Amaranth simulator, against the golden sort, and failing when a fault is injected."""
 
+import random
 import re
 
 import pytest
@@ -12,6 +13,7 @@ from topsort_hdl.hardware.axi.signature import RESP_OKAY, RESP_SLVERR, AxiParams
 from topsort_hdl.hardware.kernel.kernel import TopSortKernel
 from topsort_hdl.targets.onchip import BistJob, OnChipAxiRam, OnChipSorter, SelfTest, UartTx
 from topsort_hdl.targets.onchip.boards import BOARDS, NAME, prepare_build, read_nextpnr_report
+from topsort_hdl.targets.onchip.bram import DP16KD_WORDS, RegisteredReadRam
 from topsort_hdl.targets.onchip.jobs import (
     ERROR_BITS,
     MASK32,
@@ -187,6 +189,113 @@ def test_ram_answers_bursts_and_refuses_strays(first_stray):
 
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("backpressure", [False, True])
+def test_ram_reads_long_bursts_at_full_rate(backpressure):
+    """Bursts of 1 to 16 beats back to back, read (under random R backpressure, or none)
+    through the RAM's two read steps: every beat the word written there, in order, none lost
+    or doubled; with R always ready, one beat every cycle from the first to the last."""
+    rng = random.Random(7 + backpressure)
+    params = AxiParams(data_width=64, addr_width=32, id_width=2)
+    dut = OnChipAxiRam(params, 512)
+    axi, door = dut.axi, dut.backdoor
+    words = [rng.getrandbits(64) for _ in range(dut.words)]
+    bursts = [(rng.randrange(dut.words - 16), rng.randint(1, 16)) for _ in range(30)]
+    expected = [(words[first + k], k == beats - 1) for first, beats in bursts
+                for k in range(beats)]
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+
+    def offer(ctx, queue):
+        if queue:
+            first, beats = queue[0]
+            ctx.set(axi.araddr, 8 * first), ctx.set(axi.arlen, beats - 1)
+        ctx.set(axi.arvalid, bool(queue))
+
+    async def bench(ctx):
+        ctx.set(door.select, 1), ctx.set(door.w_en, 1)
+        for i, word in enumerate(words):
+            ctx.set(door.addr, i), ctx.set(door.w_data, word)
+            await ctx.tick()
+        ctx.set(door.select, 0), ctx.set(door.w_en, 0)
+        got, queue, cycles = [], list(bursts), 0
+        offer(ctx, queue)
+        while len(got) < len(expected):
+            ready = not backpressure or rng.random() < 0.6
+            ctx.set(axi.rready, ready)
+            _, _, arvalid, arready, rvalid, data, last, resp = await ctx.tick().sample(
+                axi.arvalid, axi.arready, axi.rvalid, axi.rdata, axi.rlast, axi.rresp)
+            if arvalid and arready:
+                queue.pop(0)
+                offer(ctx, queue)
+            cycles += bool(got)
+            assert cycles < 10 * len(expected), "the read bursts did not finish"
+            if rvalid and ready:
+                assert resp == RESP_OKAY
+                got.append((data, bool(last)))
+        assert got == expected
+        if not backpressure:
+            assert cycles == len(expected) - 1
+        assert not ctx.get(dut.stray)
+
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_registered_read_ram_matches_its_model():
+    """Random writes (byte enables), reads and read-register enables, one step per cycle:
+    ``r_data`` is the word read at the last ``r_en``, moved at the last ``r_reg_en``."""
+    rng = random.Random(3)
+    dut = RegisteredReadRam(16, 32)
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+
+    async def bench(ctx):
+        memory = [0] * 16
+        fetched = output = 0
+        for _ in range(600):
+            w_addr, r_addr = rng.randrange(16), rng.randrange(16)
+            w_en, r_en, reg_en = rng.getrandbits(4), rng.random() < 0.5, rng.random() < 0.5
+            w_data = rng.choice([0, 0xFFFF_FFFF, rng.getrandbits(32)])
+            for name, value in [("w_addr", w_addr), ("w_data", w_data), ("w_en", w_en),
+                                ("r_addr", r_addr), ("r_en", r_en), ("r_reg_en", reg_en)]:
+                ctx.set(getattr(dut, name), value)
+            await ctx.tick()
+            if reg_en:
+                output = fetched
+            if r_en:
+                fetched = memory[r_addr]            # the old word when also written
+            mask = sum(0xFF << 8 * b for b in range(4) if w_en >> b & 1)
+            memory[w_addr] = memory[w_addr] & ~mask | w_data & mask
+            assert ctx.get(dut.r_data) == output
+
+    sim.add_testbench(bench)
+    sim.run()
+
+
+class _Ecp5:
+    family = "ecp5"
+
+
+def _dp16kd_cells(dut, platform):
+    from amaranth.back import rtlil
+    text = rtlil.convert(dut, platform=platform)
+    return re.findall(r"cell \\DP16KD .*?\n(.*?)  end", text, re.S)
+
+
+def test_registered_read_ram_uses_ecp5_output_registers():
+    """On ECP5 the words are DP16KD blocks, two bytes each, read through their output
+    registers; deeper memories, and other platforms, are inferred."""
+    cells = _dp16kd_cells(RegisteredReadRam(DP16KD_WORDS, 128), _Ecp5())
+    assert len(cells) == 8
+    for cell in cells:
+        assert 'parameter \\REGMODE_B "OUTREG"' in cell
+        assert "parameter \\DATA_WIDTH_B 18" in cell
+        assert "connect \\OCEB " in cell and "connect \\CEB " in cell
+    assert _dp16kd_cells(RegisteredReadRam(2 * DP16KD_WORDS, 128), _Ecp5()) == []
+    assert _dp16kd_cells(RegisteredReadRam(DP16KD_WORDS, 128), None) == []
+    assert _dp16kd_cells(RegisteredReadRam(DP16KD_WORDS, 24), _Ecp5()) == []
 
 
 def test_uart_sends_8n1():

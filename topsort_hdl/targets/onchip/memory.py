@@ -1,12 +1,13 @@
 """Block RAM standing in for HBM channels: an AXI4 slave with a back door for the self test."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...hardware.axi.signature import RESP_OKAY, RESP_SLVERR, Axi4Signature, AxiParams
 from ...hardware.records import check_power_of_two
+from .bram import RegisteredReadRam
 
 __all__ = ["OnChipAxiRam", "BackdoorSignature"]
 
@@ -31,7 +32,8 @@ class OnChipAxiRam(wiring.Component):
 
     One read burst and one write burst are served at a time, each at one beat per cycle (a
     new read burst starts the cycle after the previous one's last beat is read from block RAM;
-    read data reaches R a cycle after that, from a register). Write
+    read data reaches R two cycles after that, through the RAM's read register, see
+    :class:`RegisteredReadRam`). Write
     strobes are honoured. A burst that reaches outside the range gets SLVERR on every beat (a
     read returns zeros, a write changes nothing) and sets ``stray`` the cycle after its address
     is taken, sticky until reset: the
@@ -61,12 +63,17 @@ class OnChipAxiRam(wiring.Component):
         self.size_bytes = size_bytes
         self.base = base
         self.words = size_bytes // params.beat_bytes
-        self.mem = memory.Memory(shape=params.data_width, depth=self.words, init=[])
+        self.ram = RegisteredReadRam(self.words, params.data_width)
         super().__init__({
             "axi": In(Axi4Signature(params)),
             "backdoor": In(BackdoorSignature(self.words, params.data_width)),
             "stray": Out(1),
         })
+
+    @property
+    def mem(self):
+        """The words of the RAM's inferred memory, once elaborated for simulation."""
+        return self.ram.mem
 
     def _outside(self, addr, last):
         """Whether a burst from byte address ``addr`` whose last beat is ``last`` beats after
@@ -87,27 +94,28 @@ class OnChipAxiRam(wiring.Component):
         beat_shift = exact_log2(p.beat_bytes)
         word_bits = exact_log2(self.words) if self.words > 1 else 0
 
-        mem = m.submodules.mem = self.mem
-        rd = mem.read_port(transparent_for=())
-        wr = mem.write_port(granularity=8)
+        ram = m.submodules.ram = self.ram
 
         def word(addr):     # the base is a multiple of the size: its low bits are zero
             return addr[beat_shift:beat_shift + word_bits] if word_bits else 0
 
-        # Reads: one burst at a time. A beat is read from block RAM (``issue``) into the RAM's
-        # output (``held``, kept there while the read port is disabled), then moves to the R
-        # registers: the kernel sees registers only, never the block RAM's slow output.
+        # Reads: one burst at a time, in two steps behind the AXI registers. A beat is read
+        # from block RAM (``issue``) into the RAM's output (``fetched``, kept there while the
+        # read port is disabled), then into the RAM's read register (``loaded``, the block
+        # RAM's own output register on ECP5), then into the R registers: the kernel sees
+        # registers only, and the block RAM's slow clock-to-data ends inside the block.
         r_active = Signal()
         r_word = Signal(range(self.words))
         r_left = Signal(8)
         r_id = Signal.like(axi.arid)
         r_bad = Signal()
-        held, held_last, held_bad = Signal(), Signal(), Signal()
-        held_id = Signal.like(axi.arid)
-        move, issue = Signal(), Signal()
+        beat = data.StructLayout({"valid": 1, "last": 1, "bad": 1, "id": len(axi.arid)})
+        fetched, loaded = Signal(beat), Signal(beat)
+        move, load, issue = Signal(), Signal(), Signal()
         m.d.comb += [
-            move.eq(held & (~axi.rvalid | axi.rready)),
-            issue.eq(r_active & (~held | move)),
+            move.eq(loaded.valid & (~axi.rvalid | axi.rready)),
+            load.eq(fetched.valid & (~loaded.valid | move)),
+            issue.eq(r_active & (~fetched.valid | load)),
             axi.arready.eq(~r_active | issue & (r_left == 0)),
         ]
         with m.If(issue):
@@ -123,14 +131,18 @@ class OnChipAxiRam(wiring.Component):
                 r_bad.eq(self._outside(axi.araddr, axi.arlen)),
             ]
         with m.If(issue):
-            m.d.sync += [held.eq(1), held_last.eq(r_left == 0), held_id.eq(r_id),
-                         held_bad.eq(r_bad)]
+            m.d.sync += [fetched.valid.eq(1), fetched.last.eq(r_left == 0),
+                         fetched.bad.eq(r_bad), fetched.id.eq(r_id)]
+        with m.Elif(load):
+            m.d.sync += fetched.valid.eq(0)
+        with m.If(load):
+            m.d.sync += loaded.eq(fetched)
         with m.Elif(move):
-            m.d.sync += held.eq(0)
+            m.d.sync += loaded.valid.eq(0)
         with m.If(move):
-            m.d.sync += [axi.rvalid.eq(1), axi.rlast.eq(held_last), axi.rid.eq(held_id),
-                         axi.rdata.eq(Mux(held_bad, 0, rd.data)),
-                         axi.rresp.eq(Mux(held_bad, RESP_SLVERR, RESP_OKAY))]
+            m.d.sync += [axi.rvalid.eq(1), axi.rlast.eq(loaded.last), axi.rid.eq(loaded.id),
+                         axi.rdata.eq(Mux(loaded.bad, 0, ram.r_data)),
+                         axi.rresp.eq(Mux(loaded.bad, RESP_SLVERR, RESP_OKAY))]
         with m.Elif(axi.rready):
             m.d.sync += axi.rvalid.eq(0)
 
@@ -178,20 +190,16 @@ class OnChipAxiRam(wiring.Component):
         with m.If(r_taken & r_bad | w_taken & w_bad):
             m.d.sync += self.stray.eq(1)
 
-        # The back door's data goes to a register next to the block RAM, with no logic
-        # before it (ECP5: 5.8 ns from clock to data; Yosys does not map the block RAM's own
-        # output register): its user, across the device, sees a register only.
-        door_data = Signal(p.data_width)
-        m.d.sync += door_data.eq(rd.data)
-
-        # The memory ports: the AXI side, or the back door while it is selected.
+        # The memory ports: the AXI side, or the back door while it is selected (its data
+        # is the read register's, loaded every cycle then).
         all_bytes = Cat(door.w_en for _ in range(p.beat_bytes))
         m.d.comb += [
-            rd.addr.eq(Mux(door.select, door.addr, r_word)),
-            rd.en.eq(door.select | issue),
-            door.r_data.eq(door_data),
-            wr.addr.eq(Mux(door.select, door.addr, w_word)),
-            wr.data.eq(Mux(door.select, door.w_data, w_data)),
-            wr.en.eq(Mux(door.select, all_bytes, w_strb)),
+            ram.r_addr.eq(Mux(door.select, door.addr, r_word)),
+            ram.r_en.eq(door.select | issue),
+            ram.r_reg_en.eq(door.select | load),
+            door.r_data.eq(ram.r_data),
+            ram.w_addr.eq(Mux(door.select, door.addr, w_word)),
+            ram.w_data.eq(Mux(door.select, door.w_data, w_data)),
+            ram.w_en.eq(Mux(door.select, all_bytes, w_strb)),
         ]
         return m
