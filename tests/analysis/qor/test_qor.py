@@ -142,6 +142,29 @@ def test_merge_unit_after_place_and_route_matches_the_golden_figures(tmp_path):
     assert not failures and not notes, failures + notes
 
 
+
+def test_the_demo_figure_is_the_median_build_over_its_seeds(monkeypatch):
+    """`demo_pnr` builds once per seed (here stand-ins, cached or not) and reports the build
+    with the median Fmax, every seed's Fmax in order and the builds' total time."""
+    from topsort_hdl.analysis.qor import pnr
+    from topsort_hdl.analysis.qor.pnr import PnrResult, demo_pnr
+
+    fmax = {None: 104.7, 1: 96.5, 2: 101.2, 3: 99.0, 4: 120.0}
+    built = []
+
+    def build(board, cache_dir, seed):
+        built.append(seed)
+        return PnrResult(fmax[seed], 34_789, 28_797, 24, 6, f"path of seed {seed}", 1_500.0,
+                         cached=seed is None)
+
+    monkeypatch.setattr(pnr, "_demo_build", build)
+    result = demo_pnr()
+    assert built == list(pnr.DEMO_SEEDS) == [None, 1, 2]
+    assert result.fmax_mhz == 101.2 and result.critical_path == "path of seed 2"
+    assert result.fmax_by_seed == (104.7, 96.5, 101.2)
+    assert result.seconds == 4_500.0 and not result.cached and result.luts == 34_789
+    assert demo_pnr(seeds=(1, 3, 4, 2, None)).fmax_mhz == 101.2
+
 # Logic levels (qor/levels.py): hand-made netlists first (no Yosys), then hand-made designs
 # through the real flow, whose depth is known by construction.
 

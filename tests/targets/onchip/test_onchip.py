@@ -362,11 +362,14 @@ def test_every_board_build_is_planned_at_the_board_clock(board):
     assert re.search(rf'^FREQUENCY PORT "\S+" {frequency} HZ;$', lpf, re.MULTILINE), lpf
     assert "--router router1" in plan.files[f"build_{NAME}.sh"]
     assert "--timing-allow-fail" not in plan.files[f"build_{NAME}.sh"]
-    # Measured rather than built for the board: a constraint to push against, never a failure.
-    pushed = prepare_build(board, target_mhz=150)
+    # Measured rather than built for the board: a constraint to push against, never a failure,
+    # and a placement seed (nextpnr's own unless one is asked for).
+    pushed = prepare_build(board, target_mhz=150, seed=2)
     assert re.search(r'^FREQUENCY PORT "\S+" 150000000.0 HZ;$', pushed.files[f"{NAME}.lpf"],
                      re.MULTILINE)
     assert "--timing-allow-fail" in pushed.files[f"build_{NAME}.sh"]
+    assert "--seed" not in plan.files[f"build_{NAME}.sh"]
+    assert "--seed 2 " in pushed.files[f"build_{NAME}.sh"]
 
 
 @pytest.mark.slow

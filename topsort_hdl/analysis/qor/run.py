@@ -67,8 +67,10 @@ def pnr_table(results, descriptions):
              f"{'block':<44} {'LUT4':>7} {'FF':>7} {'EBR':>4} {'DSP':>4} {'Fmax MHz':>9}  "
              f"critical path (from -> to)"]
     for name, r in results.items():
+        seeds = (" (median of " + " / ".join(f"{f:.1f}" for f in r.fmax_by_seed) + " MHz)"
+                 if r.fmax_by_seed else "")
         lines.append(f"{descriptions[name]:<44} {r.luts:>7,} {r.ff:>7,} {r.ebr:>4} {r.dsp:>4} "
-                     f"{r.fmax_mhz:>9.1f}  {r.critical_path}")
+                     f"{r.fmax_mhz:>9.1f}  {r.critical_path}{seeds}")
     return lines
 
 
@@ -76,14 +78,15 @@ def run_pnr(progress=print):
     """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration and the demo's
     board build; return ``{name: PnrResult}`` and descriptions."""
     from ...core.config import PRESETS
-    from .pnr import PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+    from .pnr import DEMO_SEEDS, PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
 
     results, descriptions = {}, {}
     for block in pnr_blocks(PRESETS["demo"]):
         progress(f"place and route: {block.description}")
         results[block.name] = place_and_route(block.build(), block.name)
         descriptions[block.name] = block.description
-    progress(f"building the demo for {PNR_BOARD} (about 35 minutes unless cached)")
+    progress(f"building the demo for {PNR_BOARD}, {len(DEMO_SEEDS)} placement seeds (about 25 "
+             "minutes each unless cached)")
     results["demo"] = demo_pnr(PNR_BOARD)
     descriptions["demo"] = f"on-chip demo sorter on {PNR_BOARD} (in context)"
     return results, descriptions

@@ -100,9 +100,10 @@ def read_nextpnr_report(path):
 _FREQUENCY = re.compile(r'^(FREQUENCY PORT "[^"]+") [0-9.]+ HZ;$', re.MULTILINE)
 
 
-def prepare_build(board, top=None, name=NAME, target_mhz=None):
+def prepare_build(board, top=None, name=NAME, target_mhz=None, seed=None):
     """amaranth's build plan for ``top`` (default: the demo) on ``board``. nextpnr fails the
-    build if the board's clock is not met, and writes ``name.report.json``.
+    build if the board's clock is not met, and writes ``name.report.json``; it places with
+    ``seed`` if given (else with its own default).
 
     ``target_mhz`` measures instead of building for the board: the clock is constrained to
     that frequency (above what the design reaches, nextpnr then optimises every path as the
@@ -118,6 +119,8 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None):
                "--placer-heap-timingweight", "320"]
     if target_mhz is not None:
         options.append("--timing-allow-fail")
+    if seed is not None:
+        options += ["--seed", str(seed)]
     # Without source locations the plan, its digest and the cached figures do not depend on
     # where the checkout is or on line numbers.
     plan = board.create().prepare(top if top is not None else BoardTop(board), name=name,
@@ -128,10 +131,10 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None):
     return plan
 
 
-def build_bitstream(board, out_dir, *, top=None, name=NAME, target_mhz=None):
+def build_bitstream(board, out_dir, *, top=None, name=NAME, target_mhz=None, seed=None):
     """Build ``top`` (default: the demo) for ``board`` into ``out_dir/name.bit``; return a
-    :class:`BuildResult` (``target_mhz`` as for :func:`prepare_build`)."""
-    plan = prepare_build(board, top, name, target_mhz)
+    :class:`BuildResult` (``target_mhz`` and ``seed`` as for :func:`prepare_build`)."""
+    plan = prepare_build(board, top, name, target_mhz, seed)
     out_dir = Path(out_dir)
     start = time.monotonic()
     plan.execute_local(str(out_dir), env=yowasp_env())
