@@ -22,7 +22,7 @@ help:
 	@echo "make bench-update rewrite benchmarks/golden/{mms,tree,axi}.json (commit it with the reason)"
 	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
-	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~160 cold)"
+	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
 	@echo "make figures    store the u280 and u55c group figures with the presets, for the floorplan"

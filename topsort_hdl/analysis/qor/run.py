@@ -78,11 +78,11 @@ def run_pnr(progress=print):
     """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration and the demo's
     board build; return ``{name: PnrResult}`` and descriptions."""
     from ...core.config import PRESETS
-    from .pnr import DEMO_SEEDS, PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+    from .pnr import BLOCK_SEEDS, DEMO_SEEDS, PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
 
     results, descriptions = {}, {}
     for block in pnr_blocks(PRESETS["demo"]):
-        progress(f"place and route: {block.description}")
+        progress(f"place and route: {block.description}, {len(BLOCK_SEEDS)} placement seeds")
         results[block.name] = place_and_route(block.build(), block.name)
         descriptions[block.name] = block.description
     progress(f"building the demo for {PNR_BOARD}, {len(DEMO_SEEDS)} placement seeds (about 25 "
