@@ -46,7 +46,11 @@ def measure_generator(name="u280"):
               "from topsort_hdl.targets.kernel_verilog import generate; "
               "out = Path(tempfile.mkdtemp()); "
               f"done = generate(config_from({name!r}), out); "
-              "peak = max(resource.getrusage(who).ru_maxrss for who in "
+              # (Linux: the child's own high-water mark; ru_maxrss would carry the parent's
+              # over the exec, so the figure would depend on what the parent held)
+              "hwm = [int(line.split()[1]) for line in open('/proc/self/status') "
+              "if line.startswith('VmHWM:')] if Path('/proc/self/status').exists() else []; "
+              "peak = hwm[0] if hwm else max(resource.getrusage(who).ru_maxrss for who in "
               "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)); "
               "print(done['bytes'], done['modules'], peak)")
     start = time.perf_counter()
