@@ -365,6 +365,11 @@ class TopSortKernel(wiring.Component):
                 m.d.comb += report[8 * base:8 * (base + size)].eq(entry[name])
         m.d.comb += [reporter.addr.eq(report_addr), reporter.data.eq(report)]
         report_ok = Signal()    # the report address passed its check (sampled in CHECK)
+        # The report writer's start, from a register of its own set on the way into REPORT
+        # (high exactly in that state when the report is written): it enables every bit of
+        # the report's latch, across the device from the job's state register.
+        report_go = Signal()
+        m.d.sync += report_go.eq(0)
 
         # ap_idle from a register (1 from reset), ap_ready and ap_done from the state: defined
         # in every simulator from the first cycle, not only once the job FSM has moved.
@@ -399,6 +404,7 @@ class TopSortKernel(wiring.Component):
                     m.next = "CHECKED"
             with m.State("CHECKED"):
                 with m.If(status != 0):
+                    m.d.sync += report_go.eq(report_ok)
                     m.next = "REPORT"   # bad arguments: no memory traffic but the report
                 with m.Else():
                     for control in controllers:
@@ -431,12 +437,12 @@ class TopSortKernel(wiring.Component):
                 with m.If(packer2.cmd.ready):
                     m.d.sync += packed2.eq(1)
                 with m.If(writer2.done):    # every byte written and acknowledged
-                    m.d.sync += phase2.eq(0)
+                    m.d.sync += [phase2.eq(0), report_go.eq(report_ok)]
                     m.next = "REPORT"
             with m.State("REPORT"):
                 # (the status word in the report is this cycle's: every other write is done)
                 with m.If(report_ok):
-                    m.d.comb += reporter.start.eq(1)
+                    m.d.comb += reporter.start.eq(report_go)
                     m.d.sync += reporting.eq(1)
                     m.next = "REPORTING"
                 with m.Else():

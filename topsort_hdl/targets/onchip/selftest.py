@@ -27,6 +27,8 @@ from .jobs import (
 from .memory import BackdoorSignature
 from .uart import Chars, Hex, TextLine
 
+TEXT_COLUMNS = 8    # the report text's first choice: a character per column of a line's row
+
 __all__ = ["SelfTest"]
 
 def _hw_xorshift(state):
@@ -349,9 +351,10 @@ class SelfTest(wiring.Component):
 
         # Report: line ``line`` (jobs, then the round's), character ``char``, the next
         # character in a register in front of the UART. Each line's character at ``char`` is
-        # registered first (``char_ready`` a cycle after ``char`` moves): the choice among the
-        # fields, their hex digits and the lines is too deep for one cycle, and the UART takes
-        # a character every few thousand.
+        # chosen in two registered steps (``char_ready`` two cycles after ``char`` moves): the
+        # character in each of the line's columns of TEXT_COLUMNS at ``char``'s row, then the
+        # column. In one step the choice among the fields, their hex digits and the lines was
+        # six LUTs deep; the UART takes a character every few thousand cycles.
         lines = []
         for j, b in enumerate(jobs):
             verdict = Mux(job_errors[j] == 0, C(int.from_bytes(b"PASS", "big"), 32),
@@ -368,9 +371,13 @@ class SelfTest(wiring.Component):
         lengths = Array(C(len(text) - 1, char.shape()) for text in lines)
         text_valid, text_char = Signal(), Signal(8)
         picked = [Signal(8, name=f"line{k}_char") for k in range(len(lines))]
-        char_ready = Signal()
-        m.d.sync += [char_ready.eq(1), *(p.eq(text.char(char))
-                                         for p, text in zip(picked, lines, strict=True))]
+        row, column = char // TEXT_COLUMNS, char % TEXT_COLUMNS
+        for k, (text, p) in enumerate(zip(lines, picked, strict=True)):
+            in_row = [Signal(8, name=f"line{k}_column{c}") for c in range(TEXT_COLUMNS)]
+            m.d.sync += [*(r.eq(text.column(c, TEXT_COLUMNS, row)) for c, r in enumerate(in_row)),
+                         p.eq(Array(in_row)[column])]
+        char_chosen, char_ready = Signal(), Signal()
+        m.d.sync += [char_chosen.eq(1), char_ready.eq(char_chosen)]
         m.d.comb += [self.text.valid.eq(text_valid), self.text.payload.eq(text_char)]
         with m.If(self.text.ready):
             m.d.sync += text_valid.eq(0)
@@ -468,15 +475,16 @@ class SelfTest(wiring.Component):
                 with m.If(verdict != 0):
                     m.d.sync += [self.failed.eq(1), errors.eq(verdict), round_failed.eq(1)]
                 with m.If(job == len(jobs) - 1):
-                    m.d.sync += [line.eq(0), char.eq(0)]
+                    # (the first character waits for the fields just written)
+                    m.d.sync += [line.eq(0), char.eq(0), char_chosen.eq(0), char_ready.eq(0)]
                     m.next = "REPORT"
                 with m.Else():
                     m.d.sync += job.eq(job + 1)
                     m.next = "JOB"
             with m.State("REPORT"):
                 with m.If(char_ready & (~text_valid | self.text.ready)):
-                    m.d.sync += [text_valid.eq(1), char.eq(char + 1), char_ready.eq(0),
-                                 text_char.eq(Array(picked)[line])]
+                    m.d.sync += [text_valid.eq(1), char.eq(char + 1), char_chosen.eq(0),
+                                 char_ready.eq(0), text_char.eq(Array(picked)[line])]
                     with m.If(char == lengths[line]):
                         m.d.sync += [char.eq(0), line.eq(line + 1)]
                         with m.If(line == len(lines) - 1):

@@ -70,7 +70,7 @@ class Chars:
 
 class TextLine:
     """One line of text from constant strings and :class:`Hex` and :class:`Chars` fields;
-    ``char(index)`` is the character at ``index`` as an 8-bit value."""
+    ``column`` gives its characters as 8-bit values, a column of the line cut into rows."""
 
     def __init__(self, *parts):
         chars = []
@@ -84,8 +84,11 @@ class TextLine:
     def __len__(self):
         return len(self._chars)
 
-    def char(self, index):
-        return Array(self._chars)[index]
+    def column(self, column, columns, row):
+        """The character at ``row * columns + column`` (``row`` a value): the line cut into
+        rows of ``columns`` characters, one column of them; past the line's end, its last
+        character in that column."""
+        return Array(self._chars[column::columns])[row]
 
 
 def uart_decode(samples, divisor):
