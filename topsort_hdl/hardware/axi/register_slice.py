@@ -1,6 +1,6 @@
 """AXI4 register slices: pipeline stages for a port whose master sits on another die."""
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo
 from amaranth.lib.wiring import In, Out
 
@@ -69,13 +69,16 @@ def _credit_pipeline(m, source, sink, stages, name):
     taken with a credit, and there are as many credits as entries), and with a credit per
     cycle of the round trip the channel passes a transfer every cycle. READY and VALID are
     registered at both ends: the sink's VALID is the FIFO's non-empty flag, the source's READY
-    a compare of the counter."""
+    a flag set with the counter."""
     valid, ready, payload = source
     sink_valid, sink_ready, sink_payload = sink
     depth = credit_depth(stages)
     credits = Signal(range(depth + 1), init=depth, name=f"{name}_credits")
+    # READY is a flip-flop of its own, set with the count: the sender's issue logic behind
+    # it then starts at a register, not at a compare of the counter.
+    has_credit = Signal(init=1, name=f"{name}_has_credit")
     taken = Signal(name=f"{name}_taken")
-    m.d.comb += [ready.eq(credits != 0), taken.eq(valid & ready)]
+    m.d.comb += [ready.eq(has_credit), taken.eq(valid & ready)]
 
     buffer = m.submodules[f"{name}_fifo"] = fifo.SyncFIFO(width=len(payload), depth=depth)
     forward_valid, forward_payload = taken, payload
@@ -89,7 +92,10 @@ def _credit_pipeline(m, source, sink, stages, name):
         m.d.sync += [next_valid.eq(forward_valid), next_payload.eq(forward_payload),
                      next_returned.eq(returned)]
         forward_valid, forward_payload, returned = next_valid, next_payload, next_returned
-    m.d.sync += credits.eq(credits - taken + returned)
+    # (the flag a LUT after ``taken``, which comes from the sender's logic: not the sum's
+    # carry chain and a compare after it)
+    m.d.sync += [credits.eq(credits - taken + returned),
+                 has_credit.eq(returned | Mux(taken, credits > 1, credits != 0))]
     m.d.comb += [
         buffer.w_en.eq(forward_valid),
         buffer.w_data.eq(forward_payload),

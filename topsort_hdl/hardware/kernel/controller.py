@@ -93,6 +93,7 @@ class TreeController(Block):
         half = self.half                       # the source half
         active_log2 = Signal(range(leaf_bits + 1))
         many = Signal()                        # more than F * l runs: every leaf active
+        fits = Signal()                        # at most F runs: phase 1 ends
         last_active_log2 = Signal(range(leaf_bits + 1))
         groups = Signal(COUNT_BITS)
         q = Signal(COUNT_BITS)
@@ -331,8 +332,13 @@ class TreeController(Block):
                         ]
                         m.next = "PHASE2"
             with m.State("DECIDE"):
-                m.d.sync += [many.eq(runs > (final << leaf_bits)), last_active_log2.eq(encoded)]
-                with m.If(runs <= final):
+                # (the compares registered first: their carry chains end at flip-flops, not
+                # in the state logic and the done flag the kernel's own state logic reads)
+                m.d.sync += [many.eq(runs > (final << leaf_bits)), last_active_log2.eq(encoded),
+                             fits.eq(runs <= final)]
+                m.next = "DECIDED"
+            with m.State("DECIDED"):
+                with m.If(fits):
                     m.d.sync += self.done.eq(1)
                     m.next = "IDLE"
                 with m.Else():

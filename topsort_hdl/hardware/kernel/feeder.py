@@ -1,6 +1,6 @@
 """The leaf feeder: one memory region's beats, cut into runs, into one rate-1 tree leaf."""
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -106,10 +106,11 @@ class LeafFeeder(Block):
         # is not compared with the command's. Runs sent are counted the same way, up from a
         # reset, and compared with the command's. What the next record ends is registered as it
         # is counted (flags, not compares behind the counts).
-        pending = Signal()                    # a command taken, starting next cycle
+        pending = Signal()                    # a command taken: its flags next cycle
+        primed = Signal()                     # the command's flags are ready: it starts
         active = Signal()
         after = Signal(count_bits + 1)        # the number of the record after the next
-        run_log2 = Signal(range(count_bits + 1))
+        run_bit = Signal(count_bits + 1)      # one-hot: bit run_log2 (L, one bit set)
         before = Signal()                     # bit run_log2 of (after - 1)
         run_end = Signal()                    # the next record ends its run
         padding = Signal()                    # every record is out: one pad per run left
@@ -155,12 +156,13 @@ class LeafFeeder(Block):
             step.eq(self.o.valid & self.o.ready),
             taken.eq(serving & self.o.ready),
             beat_done.eq(taken & ending),
-            self.busy.eq(active | pending),
+            self.busy.eq(active | pending | primed),
         ]
 
         with m.If(taken):
-            # (from registers: no carry chain in front of the flags)
-            bit = after.bit_select(run_log2, 1)
+            # (from registers: no carry chain in front of the flags, and the bit picked by
+            # a one-hot mask, an AND-OR tree, not a shifter's chain of multiplexers)
+            bit = (after & run_bit).any()
             m.d.sync += [
                 after.eq(after + 1),
                 before.eq(bit),
@@ -195,25 +197,29 @@ class LeafFeeder(Block):
             ]
             m.d.comb += next_holding.eq(first < end)
 
-        # A command is held a cycle in a register of its own before it starts: the controller
-        # that sends it sits far from the leaves, so its wires end at flip-flops, not at the
-        # flags' logic.
+        # A command is held a cycle in a register of its own, then its compares a cycle in
+        # flags, before it starts: the controller that sends it sits far from the leaves, so
+        # its wires end at flip-flops, and the compares end at flip-flops too, not in the
+        # flags' logic behind them.
         cmd = Signal.like(self.cmd.payload)
-        m.d.comb += self.cmd.ready.eq(~active & ~pending)
+        any_groups, one_group, no_records = Signal(), Signal(), Signal()
+        m.d.comb += self.cmd.ready.eq(~active & ~pending & ~primed)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [pending.eq(1), cmd.eq(self.cmd.payload)]
         with m.If(pending):
+            m.d.sync += [pending.eq(0), primed.eq(1), any_groups.eq(cmd.groups != 0),
+                         one_group.eq(cmd.groups == 1), no_records.eq(cmd.records == 0)]
+        with m.If(primed):
             m.d.sync += [
-                pending.eq(0),
+                primed.eq(0),
                 after.eq(2),
-                run_log2.eq(cmd.run_log2),
+                run_bit.eq(C(1, len(run_bit)) << cmd.run_log2),
                 # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
                 before.eq(cmd.run_log2 == 0),
                 run_end.eq(cmd.run_log2 == 0),
                 groups.eq(cmd.groups),
                 sent.eq(2),
-                one_left.eq(cmd.groups == 1),
+                one_left.eq(one_group),
             ]
-            m.d.comb += [next_active.eq(cmd.groups != 0),
-                         next_padding.eq((cmd.records == 0) & (cmd.groups != 0))]
+            m.d.comb += [next_active.eq(any_groups), next_padding.eq(no_records & any_groups)]
         return m

@@ -370,6 +370,7 @@ class TopSortKernel(wiring.Component):
         # the report's latch, across the device from the job's state register.
         report_go = Signal()
         m.d.sync += report_go.eq(0)
+        m.d.comb += reporter.start.eq(report_go)
 
         # ap_idle from a register (1 from reset), ap_ready and ap_done from the state: defined
         # in every simulator from the first cycle, not only once the job FSM has moved.
@@ -442,7 +443,6 @@ class TopSortKernel(wiring.Component):
             with m.State("REPORT"):
                 # (the status word in the report is this cycle's: every other write is done)
                 with m.If(report_ok):
-                    m.d.comb += reporter.start.eq(report_go)
                     m.d.sync += reporting.eq(1)
                     m.next = "REPORTING"
                 with m.Else():

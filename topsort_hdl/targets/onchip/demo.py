@@ -15,6 +15,7 @@ from .uart import UartTx
 __all__ = ["OnChipSorter", "demo_jobs", "DEMO_CONFIG", "LEDS"]
 
 DEMO_CONFIG = PRESETS["demo"]
+DEMO_PORT_STAGES = 1
 # What each LED shows, from LED 0 up.
 LEDS = ("passed", "failed", "heartbeat (round counter bit 4)", "kernel running",
         "error: status", "error: order", "error: checksum", "error: stray access")
@@ -52,7 +53,11 @@ class OnChipSorter(wiring.Component):
     def __init__(self, config=DEMO_CONFIG, jobs=None, *, inject=None, baud_divisor=217):
         check_at_least("baud_divisor", baud_divisor, 2)
         self.config = config
-        self.kernel = TopSortKernel(config)
+        # One register stage on each tree's port: the block RAMs sit across the device from
+        # the engines, and without it the AXI handshakes ran through both (the write engines'
+        # burst logic into the memories' address checks, their responses into the engines'
+        # buffer counts), the demo's deepest paths after the self test's.
+        self.kernel = TopSortKernel(config, port_stages=(DEMO_PORT_STAGES,) * config.trees)
         self.selftest = SelfTest(config, self.kernel.register_map,
                                  demo_jobs(config) if jobs is None else jobs, inject=inject)
         self.rams = [OnChipAxiRam(config.axi, 2 * config.channel_bytes,
@@ -75,8 +80,11 @@ class OnChipSorter(wiring.Component):
             wiring.connect(m, kernel.m_axi[t], ram.axi)
             wiring.connect(m, test.memory[t], ram.backdoor)
             stray = stray | ram.stray
+        # (registered: the memories' flags are sticky, and the self test reads them a job later)
+        stray_seen = Signal()
+        m.d.sync += stray_seen.eq(stray)
         m.d.comb += [
-            test.stray.eq(stray),
+            test.stray.eq(stray_seen),
             self.tx.eq(uart.tx),
             self.rounds.eq(test.rounds),
             self.leds.eq(Cat(test.passed, test.failed, test.rounds[4], test.running,
