@@ -48,8 +48,8 @@ class LeafFeeder(Block):
     with each beat's ``[begin, end)`` on record boundaries, ``last`` set on its final beat: the
     region ends with that beat's last record (the count itself only tells an empty region).
 
-    A command is taken when the feeder is idle (``busy`` low) and starts a cycle later; one of
-    zero groups is taken and does nothing. The current beat is held in a register and read one
+    A command is taken when the feeder is idle (``busy`` low) and starts two cycles later; one
+    of zero groups is taken and does nothing. The current beat is held in a register and read one
     record per cycle; the next beat is taken as the held one's last record goes out, so records
     leave every cycle while beats arrive and ``o`` is ready.
 
@@ -68,8 +68,8 @@ class LeafFeeder(Block):
     beats : In(stream.Signature(BeatLayout(params)))
     o : Out(stream.Signature(BundleLayout(tree_record(record), 1)))
     busy : Out(1)
-        High from taking a command until its last run has gone out (a cycle for one of zero
-        groups).
+        High from taking a command until its last run has gone out (two cycles for one of
+        zero groups).
     """
 
     module_tag_format = "leaf_feeder"
