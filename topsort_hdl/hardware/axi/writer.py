@@ -1,12 +1,12 @@
 """The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
 
-from amaranth.hdl import C, Cat, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import C, Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, stream
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..block import Block
+from ..queue import RegisteredFlagsFIFO
 from ..records import check_at_least, check_power_of_two
 from .reader import check_engine_params
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
@@ -19,75 +19,6 @@ def _borrow(x, y):
     level, where a wide compare is a tree of LUTs."""
     x, y = Value.cast(x), Value.cast(y)
     return (x.as_unsigned() - y.as_unsigned())[max(len(x), len(y))]
-
-
-class _Queue(Elaboratable):
-    """A FIFO of ``capacity`` entries whose ``r_rdy`` and ``w_rdy`` are flip-flops.
-
-    The interface of :class:`amaranth.lib.fifo.SyncFIFO` (``w_en`` only with ``w_rdy``,
-    ``r_en`` only with ``r_rdy``, except that a ``buffered`` queue ignores ``r_en`` while
-    ``r_rdy`` is low, so that it need not be in the enable). ``buffered``: the head is a
-    register loaded from a
-    synchronously read memory (block RAM), as in ``SyncFIFOBuffered``, with the same capacity
-    and latency; otherwise the head is the memory's asynchronous read. The amaranth FIFOs
-    derive their flags from the fill level, so a write or read enable runs through a compare
-    of the level, then the level's update: here each flag is decided from the enables and a
-    compare of the count that was ready a cycle before.
-    """
-
-    def __init__(self, *, width, capacity, buffered):
-        self.width, self.capacity, self.buffered = width, capacity, buffered
-        self.depth = capacity - 1 if buffered else capacity     # entries in the memory
-        self.w_data = Signal(width)
-        self.w_en = Signal()
-        self.w_rdy = Signal()
-        self.r_data = Signal(width)
-        self.r_en = Signal()
-        self.r_rdy = Signal()
-
-    def elaborate(self, platform):
-        m = Module()
-        depth = self.depth
-        m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
-        w_port = storage.write_port()
-        r_port = storage.read_port(domain="sync" if self.buffered else "comb")
-        produce = Signal(range(depth))
-        consume = Signal(range(depth))
-        count = Signal(range(depth + 1))           # entries in the memory
-        stored = Signal()                          # count != 0
-        full = Signal()                            # count == depth: w_rdy is its complement
-        m.d.comb += self.w_rdy.eq(~full)
-
-        def incr(pointer):
-            return Mux(pointer == depth - 1, 0, pointer + 1)
-
-        write = self.w_en
-        if self.buffered:
-            load = Signal()                        # memory -> head register
-            m.d.comb += load.eq(stored & (~self.r_rdy | self.r_en))
-            m.d.comb += r_port.en.eq(load)
-            m.d.sync += self.r_rdy.eq(load | self.r_rdy & ~self.r_en)
-        else:
-            load = self.r_en
-            m.d.comb += self.r_rdy.eq(stored)
-        m.d.comb += [
-            w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
-            r_port.addr.eq(consume), self.r_data.eq(r_port.data),
-        ]
-        with m.If(write):
-            m.d.sync += produce.eq(incr(produce))
-        with m.If(load):
-            m.d.sync += consume.eq(incr(consume))
-        with m.If(write & ~load):
-            m.d.sync += count.eq(count + 1)
-        with m.If(load & ~write):
-            m.d.sync += count.eq(count - 1)
-        # (a write and a read together leave both flags as they are: set)
-        m.d.sync += [
-            stored.eq(write | stored & ~(load & (count == 1))),
-            full.eq(~load & (full | write & (count == depth - 1))),
-        ]
-        return m
 
 
 class AxiWriteEngine(Block):
@@ -235,7 +166,7 @@ class AxiWriteEngine(Block):
             with m.If(bad):
                 m.d.sync += self.error.eq(1)
 
-        buffers = [_Queue(width=entry_layout.size, capacity=self.buffer_beats // ports,
+        buffers = [RegisteredFlagsFIFO(width=entry_layout.size, capacity=self.buffer_beats // ports,
                           buffered=True) for _ in range(ports)]
         # (a sum of products, not an Array: Icarus leaves the case statement an Array
         # becomes at X when the flags it reads never change after time 0)
@@ -319,7 +250,7 @@ class AxiWriteEngine(Block):
             # here from the length register so that W never decodes the queue's RAM output.
             burst_layout = data.StructLayout({"rest": range(self.burst_beats), "single": 1,
                                              "pair": 1})
-            bursts = _Queue(width=burst_layout.size, capacity=self.max_outstanding,
+            bursts = RegisteredFlagsFIFO(width=burst_layout.size, capacity=self.max_outstanding,
                             buffered=False)
             m.submodules[f"bursts{j}"] = bursts
             queued = Signal(burst_layout, name=f"queued{j}")

@@ -1,6 +1,6 @@
 """Leaf input buffers: a FIFO whose RAM style is chosen by its size."""
 
-from amaranth.lib import fifo
+from ..queue import RegisteredFlagsFIFO
 
 __all__ = ["LeafBuffer", "BLOCK_RAM_DEPTH"]
 
@@ -10,21 +10,13 @@ __all__ = ["LeafBuffer", "BLOCK_RAM_DEPTH"]
 BLOCK_RAM_DEPTH = 128
 
 
-class LeafBuffer(fifo.SyncFIFOBuffered):
-    """A :class:`~amaranth.lib.fifo.SyncFIFOBuffered` with ``ram_style`` set on its storage.
-
-    Members
-    -------
-    ram_style : str
-        ``"block"`` when ``depth >= BLOCK_RAM_DEPTH``, else ``"distributed"``.
-    """
+class LeafBuffer(RegisteredFlagsFIFO):
+    """A buffered :class:`~topsort_hdl.hardware.queue.RegisteredFlagsFIFO` of ``depth``
+    entries with ``ram_style`` set on its storage: ``"block"`` when ``depth >=
+    BLOCK_RAM_DEPTH``, else ``"distributed"``. Its ``w_rdy`` is a flip-flop: the sender, a leaf
+    feeder or a test's source, sits apart from the tree, and its logic behind READY starts at
+    a register."""
 
     def __init__(self, *, width, depth):
-        super().__init__(width=width, depth=depth)
-        self.ram_style = "block" if depth >= BLOCK_RAM_DEPTH else "distributed"
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        if self.depth > 1:  # a one-entry FIFO is a register, with no storage to annotate
-            m.submodules.storage.attrs["ram_style"] = self.ram_style
-        return m
+        super().__init__(width=width, capacity=depth, buffered=True,
+                         ram_style="block" if depth >= BLOCK_RAM_DEPTH else "distributed")

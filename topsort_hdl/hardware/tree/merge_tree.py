@@ -166,7 +166,7 @@ def buffered(m, name, port, layout, depth):
     out = stream.Signature(layout).create(path=(name, "o"))
     m.d.comb += [
         buffer.w_data.eq(port.payload),
-        buffer.w_en.eq(port.valid),
+        buffer.w_en.eq(port.valid & buffer.w_rdy),
         port.ready.eq(buffer.w_rdy),
         out.payload.eq(buffer.r_data),
         out.valid.eq(buffer.r_rdy),

@@ -1,0 +1,91 @@
+"""A FIFO whose flags are flip-flops, for links whose two ends placers spread apart."""
+
+from amaranth.hdl import Elaboratable, Module, Mux, Signal
+from amaranth.lib.memory import Memory
+
+__all__ = ["RegisteredFlagsFIFO"]
+
+
+class RegisteredFlagsFIFO(Elaboratable):
+    """A FIFO of ``capacity`` entries whose ``r_rdy`` and ``w_rdy`` are flip-flops.
+
+    The interface of :class:`amaranth.lib.fifo.SyncFIFO` (``w_en`` only with ``w_rdy``,
+    ``r_en`` only with ``r_rdy``, except that a ``buffered`` FIFO ignores ``r_en`` while
+    ``r_rdy`` is low, so that it need not be in the enable). ``buffered``: the head is a
+    register loaded from a synchronously read memory (block RAM), as in
+    :class:`~amaranth.lib.fifo.SyncFIFOBuffered`, with the same capacity and latency (one entry:
+    the head register alone, taking a write every other cycle); otherwise the head is the
+    memory's asynchronous read. The amaranth FIFOs derive their flags from the fill level, so
+    a write or read enable runs through a compare of the level, then into the logic of the
+    block on the other side: here each flag is decided from the enables and a compare of the
+    count that was ready a cycle before, and the other side starts at a flip-flop.
+
+    ``ram_style``, if given, is set as the memory's ``ram_style`` attribute.
+    """
+
+    def __init__(self, *, width, capacity, buffered, ram_style=None):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, not {capacity}")
+        self.width, self.capacity, self.buffered = width, capacity, buffered
+        self.depth = capacity - 1 if buffered else capacity     # entries in the memory
+        self.ram_style = ram_style
+        self.w_data = Signal(width)
+        self.w_en = Signal()
+        self.w_rdy = Signal()
+        self.r_data = Signal(width)
+        self.r_en = Signal()
+        self.r_rdy = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        if depth == 0:      # the head register alone
+            m.d.comb += self.w_rdy.eq(~self.r_rdy)
+            with m.If(self.w_en):
+                m.d.sync += [self.r_data.eq(self.w_data), self.r_rdy.eq(1)]
+            with m.Elif(self.r_en):
+                m.d.sync += self.r_rdy.eq(0)
+            return m
+
+        m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
+        if self.ram_style is not None:
+            storage.attrs["ram_style"] = self.ram_style
+        w_port = storage.write_port()
+        r_port = storage.read_port(domain="sync" if self.buffered else "comb")
+        produce = Signal(range(depth))
+        consume = Signal(range(depth))
+        count = Signal(range(depth + 1))           # entries in the memory
+        stored = Signal()                          # count != 0
+        full = Signal()                            # count == depth: w_rdy is its complement
+        m.d.comb += self.w_rdy.eq(~full)
+
+        def incr(pointer):
+            return Mux(pointer == depth - 1, 0, pointer + 1)
+
+        write = self.w_en
+        if self.buffered:
+            load = Signal()                        # memory -> head register
+            m.d.comb += load.eq(stored & (~self.r_rdy | self.r_en))
+            m.d.comb += r_port.en.eq(load)
+            m.d.sync += self.r_rdy.eq(load | self.r_rdy & ~self.r_en)
+        else:
+            load = self.r_en
+            m.d.comb += self.r_rdy.eq(stored)
+        m.d.comb += [
+            w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(write),
+            r_port.addr.eq(consume), self.r_data.eq(r_port.data),
+        ]
+        with m.If(write):
+            m.d.sync += produce.eq(incr(produce))
+        with m.If(load):
+            m.d.sync += consume.eq(incr(consume))
+        with m.If(write & ~load):
+            m.d.sync += count.eq(count + 1)
+        with m.If(load & ~write):
+            m.d.sync += count.eq(count - 1)
+        # (a write and a read together leave both flags as they are: set)
+        m.d.sync += [
+            stored.eq(write | stored & ~(load & (count == 1))),
+            full.eq(~load & (full | write & (count == depth - 1))),
+        ]
+        return m
