@@ -136,8 +136,7 @@ class LeafFeeder(Block):
         m.d.comb += [next_active.eq(active), next_holding.eq(holding),
                      next_padding.eq(padding)]
         m.d.sync += [active.eq(next_active), holding.eq(next_holding),
-                     padding.eq(next_padding),
-                     serving.eq(next_active & next_holding & ~next_padding)]
+                     padding.eq(next_padding)]
 
         # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
         # a multiple of the width would cost more LUTs).
@@ -187,6 +186,19 @@ class LeafFeeder(Block):
             end.eq(beat.end >> byte_shift),
             self.beats.ready.eq(~holding | beat_done),
         ]
+
+        # ``serving`` next cycle, with the leaf's READY in the last LUT rather than behind the
+        # flags' enables: while serving, it stays unless a record goes out that ends the
+        # command's last run, the region, or the held beat with no non-empty beat to follow.
+        # (Idle, a command or a beat may start it: the flags' full update.)
+        stays = Signal()
+        refills = Signal()
+        m.d.comb += [
+            stays.eq(~(run_end & one_left)),
+            refills.eq(self.beats.valid & (first < end) & ~held_last),
+        ]
+        m.d.sync += serving.eq(Mux(serving, ~self.o.ready | stays & (~ending | refills),
+                                   next_active & next_holding & ~next_padding))
         with m.If(self.beats.valid & self.beats.ready):
             m.d.sync += [
                 held.eq(beat.data),
