@@ -117,8 +117,12 @@ def _connect_read(m, port, reader):
 
 
 def _connect_write(m, port, writer, enable=None):
-    """The write half of ``port`` to ``writer``; with ``enable``, only while it is high (the
-    other writer sharing the port sees no READY and no response meanwhile)."""
+    """The write half of ``port`` to ``writer``; with ``enable``, only while it is high.
+
+    The writers that share a port take turns, each idle (no AWVALID, no WVALID) outside its
+    turn, so the others' AWREADY and WREADY reach it ungated: it has nothing they could take,
+    and the enable stays out of its data path's handshakes. Only the responses are gated: an
+    idle writer must not count another's."""
     for name in WRITE_FROM_MASTER:
         if enable is None:
             m.d.comb += getattr(port, name).eq(getattr(writer, name))
@@ -127,7 +131,7 @@ def _connect_write(m, port, writer, enable=None):
                 m.d.comb += getattr(port, name).eq(getattr(writer, name))
     for name in WRITE_TO_MASTER:
         value = getattr(port, name)
-        if enable is not None and len(value) == 1:    # awready, wready, bvalid
+        if enable is not None and name == "bvalid":
             value = value & enable
         m.d.comb += getattr(writer, name).eq(value)
 
