@@ -135,8 +135,7 @@ class LeafFeeder(Block):
         next_active, next_holding, next_padding = Signal(), Signal(), Signal()
         m.d.comb += [next_active.eq(active), next_holding.eq(holding),
                      next_padding.eq(padding)]
-        m.d.sync += [active.eq(next_active), holding.eq(next_holding),
-                     padding.eq(next_padding)]
+        m.d.sync += [active.eq(next_active), holding.eq(next_holding)]
 
         # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
         # a multiple of the width would cost more LUTs).
@@ -199,6 +198,8 @@ class LeafFeeder(Block):
         ]
         m.d.sync += serving.eq(Mux(serving, ~self.o.ready | stays & (~ending | refills),
                                    next_active & next_holding & ~next_padding))
+        # Likewise ``padding``: while padding, each pad ends a run, and the last run's ends it.
+        m.d.sync += padding.eq(Mux(padding, ~(self.o.ready & one_left), next_padding))
         with m.If(self.beats.valid & self.beats.ready):
             m.d.sync += [
                 held.eq(beat.data),
