@@ -132,9 +132,8 @@ class LeafFeeder(Block):
         # two from registers: a feeder sits between a read engine and a tree leaf, and placers
         # spread it.
         serving = Signal()
-        next_active, next_holding, next_padding = Signal(), Signal(), Signal()
-        m.d.comb += [next_active.eq(active), next_holding.eq(holding),
-                     next_padding.eq(padding)]
+        next_active, next_holding = Signal(), Signal()
+        m.d.comb += [next_active.eq(active), next_holding.eq(holding)]
         m.d.sync += [active.eq(next_active), holding.eq(next_holding)]
 
         # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
@@ -168,14 +167,12 @@ class LeafFeeder(Block):
                 index.eq(index + 1),
                 ending.eq(index + 2 == stop),
             ]
-            with m.If(final):
-                m.d.comb += next_padding.eq(1)
             with m.If(ending):
                 m.d.comb += next_holding.eq(0)
         with m.If(step & last):
             m.d.sync += [sent.eq(sent + 1), one_left.eq(sent == groups)]
             with m.If(one_left):
-                m.d.comb += [next_active.eq(0), next_padding.eq(0)]
+                m.d.comb += next_active.eq(0)
 
         beat = self.beats.payload
         first = Signal.like(index)
@@ -186,20 +183,6 @@ class LeafFeeder(Block):
             self.beats.ready.eq(~holding | beat_done),
         ]
 
-        # ``serving`` next cycle, with the leaf's READY in the last LUT rather than behind the
-        # flags' enables: while serving, it stays unless a record goes out that ends the
-        # command's last run, the region, or the held beat with no non-empty beat to follow.
-        # (Idle, a command or a beat may start it: the flags' full update.)
-        stays = Signal()
-        refills = Signal()
-        m.d.comb += [
-            stays.eq(~(run_end & one_left)),
-            refills.eq(self.beats.valid & (first < end) & ~held_last),
-        ]
-        m.d.sync += serving.eq(Mux(serving, ~self.o.ready | stays & (~ending | refills),
-                                   next_active & next_holding & ~next_padding))
-        # Likewise ``padding``: while padding, each pad ends a run, and the last run's ends it.
-        m.d.sync += padding.eq(Mux(padding, ~(self.o.ready & one_left), next_padding))
         with m.If(self.beats.valid & self.beats.ready):
             m.d.sync += [
                 held.eq(beat.data),
@@ -234,5 +217,24 @@ class LeafFeeder(Block):
                 sent.eq(2),
                 one_left.eq(one_group),
             ]
-            m.d.comb += [next_active.eq(any_groups), next_padding.eq(no_records & any_groups)]
+            m.d.comb += next_active.eq(any_groups)
+        # ``serving`` and ``padding`` next cycle, each written out by its own value so that the
+        # leaf's READY is in the last LUT, not behind the flags' enables (the feeder spreads
+        # between its read engine and its leaf). Serving, a record goes out unless READY is
+        # low; it stays unless the record ends the command's last run, the region, or the held
+        # beat with no non-empty beat to take its place. Otherwise nothing goes out (padding
+        # excepted): a command or a beat starts it. Padding, each pad ends a run, and the last
+        # run's ends the command; otherwise the region's last record starts it unless it ends
+        # the last run, or a command of no records does.
+        refills = self.beats.valid & (first < end)
+        m.d.sync += [
+            serving.eq(Mux(
+                serving,
+                ~self.o.ready | ~(run_end & one_left) & (~ending | refills & ~held_last),
+                ~padding & Mux(primed, any_groups & ~no_records, active) & (holding | refills))),
+            padding.eq(Mux(
+                padding,
+                ~(self.o.ready & one_left),
+                Mux(primed, no_records & any_groups, serving & self.o.ready & final & ~one_left))),
+        ]
         return m
