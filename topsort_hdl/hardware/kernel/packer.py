@@ -7,6 +7,7 @@ from amaranth.utils import exact_log2
 
 from ...core.config import COUNT_BITS
 from ..block import Block
+from ..queue import RegisteredFlagsFIFO
 from ..records import (
     MAX_MERGE_RATE,
     BundleLayout,
@@ -54,7 +55,9 @@ class RootPacker(Block):
     choice of record) into the ``rate`` slots from that position on, pads and records past the
     job's final one included: the next bundle writes over them from just past its last real
     record, as the real records come first (their count is the pads' thermometer code,
-    decoded). A word leaves from a word boundary once complete; so bundles go in and words
+    decoded). A word leaves from a word boundary once complete, into a two-entry output queue
+    with registered flags (:class:`~topsort_hdl.hardware.queue.RegisteredFlagsFIFO`: ``o.valid`` is
+    a flip-flop, and ``o.ready`` reaches only the queue); so bundles go in and words
     come out every cycle without shifting the whole store each cycle. The job's final word is
     made complete by rounding the write position up to the next word boundary when the final
     record goes in; a mask set from the command zeroes its slots past that record on the way
@@ -144,8 +147,12 @@ class RootPacker(Block):
         rd = Signal(2)                              # the word that leaves next
         end_word = Signal(2)    # the word after the job's final one: `at` once done
         end_mask = Signal(rate)  # the slots of the job's final word that hold records
-        out_valid = Signal()
-        out_data = Signal(rate * width)
+        # The words leave through a two-entry queue whose flags are flip-flops, in place of an
+        # output register (the same latency): the ring sees the writer's READY only as the
+        # queue's registered room, so the writer's port choice and buffer room do not run
+        # through the ring into the tree's root, blocks a placer spreads apart.
+        m.submodules.out = out = RegisteredFlagsFIFO(width=rate * width, capacity=2,
+                                                     buffered=False)
 
         m.d.comb += done.eq(empty | ended)
         off = at[:log_rate]
@@ -160,7 +167,7 @@ class RootPacker(Block):
         # A word leaves when complete. Once the job's final record is in, `at` is rounded up
         # to a word boundary, so the final partial word is complete too; its slots past the
         # final record are zeroed on the way out.
-        free = ~out_valid | self.o.ready
+        free = out.w_rdy
         emit = Signal()
         m.d.comb += emit.eq(free & full)
         final = done & ~over                        # the leaving word is the job's last
@@ -168,13 +175,14 @@ class RootPacker(Block):
         # would otherwise write out bit by bit, a tenth of the u280 kernel's Verilog)
         leaving = Cat(Mux(end_mask[j] | ~final, Mux(rd[0], ring[rate + j], ring[j]), 0)
                       for j in range(rate))
-        with m.If(self.o.ready):
-            m.d.sync += out_valid.eq(0)
         with m.If(emit):
-            m.d.sync += [out_data.eq(leaving), out_valid.eq(1), rd.eq(rd + 1)]
+            m.d.sync += rd.eq(rd + 1)
         m.d.comb += [
-            self.o.valid.eq(out_valid),
-            self.o.payload.eq(out_data),
+            out.w_data.eq(leaving),
+            out.w_en.eq(emit),
+            self.o.valid.eq(out.r_rdy),
+            self.o.payload.eq(out.r_data),
+            out.r_en.eq(out.r_rdy & self.o.ready),
         ]
 
         # A bundle goes in when there is a free word for it (at most one word waiting once
@@ -251,7 +259,7 @@ class RootPacker(Block):
         m.d.comb += [
             idle.eq(done & ~tail & ~full),
             self.cmd.ready.eq(idle),
-            self.busy.eq(~idle | out_valid),
+            self.busy.eq(~idle | out.r_rdy),
         ]
         # A job starts on the word at rd, where `at` already is (the ring is empty).
         records = Cat(self.cmd.payload.records, C(0, log_rate + 2))
