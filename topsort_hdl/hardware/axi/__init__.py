@@ -3,9 +3,9 @@ plain Python: :mod:`topsort_hdl.core.register_map`)."""
 
 from .beats import BeatLayout
 from .control import ControlRegisters
-from .reader import REFILL_CYCLES, AxiReadEngine
+from .reader import LEAF_BUFFER_MEMORY, REFILL_CYCLES, AxiReadEngine
 from .signature import Axi4Signature, AxiLiteSignature, AxiParams
 from .writer import AxiWriteEngine
 
 __all__ = ["AxiParams", "Axi4Signature", "AxiLiteSignature", "BeatLayout", "AxiReadEngine",
-           "REFILL_CYCLES", "AxiWriteEngine", "ControlRegisters"]
+           "REFILL_CYCLES", "LEAF_BUFFER_MEMORY", "AxiWriteEngine", "ControlRegisters"]

@@ -12,11 +12,16 @@ from ..records import check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
-__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING", "REFILL_CYCLES"]
+__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING", "REFILL_CYCLES",
+           "LEAF_BUFFER_MEMORY"]
 
 # Cycles from a beat taken out of a leaf's register to the next in its place: the leaf is
 # chosen, read, its beat lands in the memory's data register, then in the leaf's.
 REFILL_CYCLES = 5
+# The name of the leaf buffers' memory (its MEMID in RTLIL): its read and write ports never
+# meet on one address in a cycle, and a Yosys build from RTLIL marks its read ports so
+# (``setparam -set COLLISION_X_MASK``), as Yosys' Verilog frontend does for ``no_rw_check``.
+LEAF_BUFFER_MEMORY = "buffers"
 
 
 def region_layout(params, length_bits, targets):
@@ -440,9 +445,17 @@ class AxiReadEngine(Block):
         # read lands: a slot is free once read. Pointers carry one bit more than a slot index
         # (full and empty differ).
         slot_bits = ceil_log2(self.buffer_beats)
-        attrs = {"ram_style": self.buffer_style} if self.buffer_style else None
-        memory = m.submodules.buffers = Memory(shape=self.beat_layout, depth=1 << (slot_bits +
-                                               leaf_bits), init=[], attrs=attrs)
+        # A slot is never written and read in one cycle (it is read only while it holds a beat,
+        # written only once free), so no tool need emulate read-before-write on a collision
+        # (Yosys' emulation delays the write a cycle and puts a multiplexer between the block
+        # RAM's output and ``landed``). Yosys reads ``no_rw_check`` only from Verilog: builds
+        # from RTLIL mark this memory's read ports themselves (see LEAF_BUFFER_MEMORY).
+        attrs = {"no_rw_check": 1}
+        if self.buffer_style:
+            attrs["ram_style"] = self.buffer_style
+        memory = Memory(shape=self.beat_layout, depth=1 << (slot_bits + leaf_bits), init=[],
+                        attrs=attrs)
+        m.submodules[LEAF_BUFFER_MEMORY] = memory
         write, read = memory.write_port(), memory.read_port()
         wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
         rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]

@@ -14,6 +14,7 @@ from pathlib import Path
 from amaranth.hdl import Elaboratable, Module
 
 from ...core.boards import DEMO_BOARDS, DemoBoard
+from ...hardware.axi import LEAF_BUFFER_MEMORY
 from .demo import LEDS, OnChipSorter
 
 __all__ = ["Board", "BOARDS", "BoardTop", "BuildResult", "build_bitstream", "prepare_build",
@@ -123,8 +124,13 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None, seed=None):
         options += ["--seed", str(seed)]
     # Without source locations the plan, its digest and the cached figures do not depend on
     # where the checkout is or on line numbers.
+    # The read engines' leaf buffers are never read and written at one address in a cycle:
+    # their read ports marked so, Yosys maps them without emulating read-before-write (no
+    # write delayed a cycle, no multiplexer between the block RAM and the engine's register).
+    no_collisions = f"setparam -set COLLISION_X_MASK 1 t:$memrd_v2 r:MEMID=\\{LEAF_BUFFER_MEMORY} %i"
     plan = board.create().prepare(top if top is not None else BoardTop(board), name=name,
-                                  nextpnr_opts=options, emit_src=False)
+                                  nextpnr_opts=options, emit_src=False,
+                                  script_after_read=no_collisions)
     if target_mhz is not None:
         lpf = f"{name}.lpf"
         plan.files[lpf] = _FREQUENCY.sub(rf"\1 {target_mhz * 1e6:.1f} HZ;", plan.files[lpf])
