@@ -127,7 +127,8 @@ def prepare_build(board, top=None, name=NAME, target_mhz=None, seed=None):
     # The read engines' leaf buffers are never read and written at one address in a cycle:
     # their read ports marked so, Yosys maps them without emulating read-before-write (no
     # write delayed a cycle, no multiplexer between the block RAM and the engine's register).
-    no_collisions = f"setparam -set COLLISION_X_MASK 1 t:$memrd_v2 r:MEMID=\\{LEAF_BUFFER_MEMORY} %i"
+    no_collisions = ("setparam -set COLLISION_X_MASK 1 "
+                     f"t:$memrd_v2 r:MEMID=\\{LEAF_BUFFER_MEMORY} %i")
     plan = board.create().prepare(top if top is not None else BoardTop(board), name=name,
                                   nextpnr_opts=options, emit_src=False,
                                   script_after_read=no_collisions)
