@@ -250,14 +250,44 @@ class SelfTest(wiring.Component):
         # records of it that count, ``flipped`` the injected fault in it.
         fill_tree = Signal(range(trees + 1))
         fill_left = Signal(count_bits)
-        # ``fill_left != 0``, kept as a register: it enables the 128-bit write register, and
-        # worked out from ``fill_left`` it was the demo's critical path (two carry chains).
+        # ``fill_left != 0``, kept as a register: worked out from ``fill_left`` in the cycle it
+        # is used, it was the demo's critical path (two carry chains).
         fill_more = Signal()
         fill_addr = Signal.like(addr)
         filled = Signal(rate)
         flipped = Signal()
         m.d.sync += filled.eq(0)
         flip_bit = 1 << (width // 2)            # key bit 0 of the first record
+        # The fill runs in two stages of its own, beside the state machine: the counters
+        # above (while ``filling``) choose the next word's place, the write stage (while
+        # ``word_valid``) loads it with the generator's records. The write registers' enable
+        # is then a register (``word_valid``) and not the state: as the state's decode it
+        # fanned out to ~220 flip-flops and was the demo's critical path, back into the state.
+        filling, word_valid = Signal(), Signal()
+        word_addr, word_en = Signal.like(addr), Signal.like(w_en)
+        word_filled, word_flip = Signal(rate), Signal()
+        m.d.sync += word_valid.eq(0)
+        with m.If(filling):
+            taken = Mux(fill_left < rate, fill_left, rate)
+            with m.If(fill_more):
+                flip = C(0, 1)
+                if self.inject == "input":
+                    flip = (job == 0) & (fill_tree == 0) & (fill_addr == 0)
+                m.d.sync += [word_valid.eq(1), word_addr.eq(fill_addr),
+                             word_en.eq(1 << fill_tree), word_flip.eq(flip),
+                             word_filled.eq(Cat(taken > i for i in range(rate))),
+                             fill_left.eq(fill_left - taken), fill_more.eq(fill_left > rate),
+                             fill_addr.eq(fill_addr + 1)]
+            with m.Else():
+                next_records = Array(tree_records + [C(0, count_bits)])[fill_tree + 1]
+                m.d.sync += [fill_tree.eq(fill_tree + 1), fill_addr.eq(0),
+                             fill_left.eq(next_records), fill_more.eq(next_records != 0)]
+                with m.If(fill_tree == trees - 1):
+                    m.d.sync += filling.eq(0)
+        with m.If(word_valid):
+            m.d.sync += [select.eq(1), addr.eq(word_addr), w_en.eq(word_en),
+                         w_data.eq(Cat(fresh) ^ Mux(word_flip, flip_bit, 0)),
+                         filled.eq(word_filled), flipped.eq(word_flip), state.eq(states[-1])]
 
         # The checksum pipeline, shared by the fill (what goes in: the word written, the fault
         # flipped back) and the check (what comes out: the word read). One adder, multiplier or
@@ -386,31 +416,16 @@ class SelfTest(wiring.Component):
         m.d.comb += self.running.eq(0)
         with m.FSM():
             with m.State("JOB"):
-                m.d.sync += [fill_tree.eq(0), fill_left.eq(tree_records[0]), fill_addr.eq(0),
-                             fill_more.eq(tree_records[0] != 0),
+                m.d.sync += [filling.eq(1), fill_tree.eq(0), fill_left.eq(tree_records[0]),
+                             fill_addr.eq(0), fill_more.eq(tree_records[0] != 0),
                              in_total.eq(0), in_mix.eq(0), out_total.eq(0), out_mix.eq(0),
                              order_bad.eq(0), seen_any.eq(0), step.eq(0),
                              aw_done.eq(0), w_done.eq(0)]
                 m.next = "FILL"
             with m.State("FILL"):
                 m.d.sync += select.eq(1)
-                taken = Mux(fill_left < rate, fill_left, rate)
-                with m.If(fill_more):
-                    flip = C(0, 1)
-                    if self.inject == "input":
-                        flip = (job == 0) & (fill_tree == 0) & (fill_addr == 0)
-                    m.d.sync += [addr.eq(fill_addr), w_en.eq(1 << fill_tree),
-                                 w_data.eq(Cat(fresh) ^ Mux(flip, flip_bit, 0)),
-                                 filled.eq(Cat(taken > i for i in range(rate))),
-                                 flipped.eq(flip),
-                                 state.eq(states[-1]), fill_left.eq(fill_left - taken),
-                                 fill_more.eq(fill_left > rate), fill_addr.eq(fill_addr + 1)]
-                with m.Else():
-                    next_records = Array(tree_records + [C(0, count_bits)])[fill_tree + 1]
-                    m.d.sync += [fill_tree.eq(fill_tree + 1), fill_addr.eq(0),
-                                 fill_left.eq(next_records), fill_more.eq(next_records != 0)]
-                    with m.If(fill_tree == trees - 1):
-                        m.next = "ARGS"
+                with m.If(~filling & ~word_valid):
+                    m.next = "ARGS"
             with m.State("ARGS"):
                 lite_write("POLL")
             with m.State("POLL"):
