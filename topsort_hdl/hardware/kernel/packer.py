@@ -228,10 +228,15 @@ class RootPacker(Block):
         # The bundle with the job's final record: while `many` is low, remaining < 4*rate.
         low = ~low_n                                # remaining, when ~many
         # reals >= low, looked up in the pads (a thermometer) rather than compared with the
-        # decoded count: the low-th record is real, or low is 0.
-        enough = Cat(C(1, 1), *real, C(0, 3 * rate - 1))
+        # decoded count: the low-th record is real, or low is 0. Written out by the two bits
+        # above a word's slots (low <= rate: the word's slots, or the bundle's last record),
+        # not as one lookup of 4*rate bits: the u280's wide packer was a LUT level deeper.
+        slot, above = low[:log_rate], low[log_rate:]
+        head = Cat(C(1, 1), *real[:rate - 1])     # the lookup for low < rate
+        in_word = head.bit_select(slot, 1) if log_rate else head[0]
         last_in = Signal()
-        m.d.comb += last_in.eq(~many & enough.bit_select(low, 1))
+        m.d.comb += last_in.eq(~many & Mux(above == 0, in_word,
+                                           (above == 1) & (slot == 0) & real[rate - 1]))
         # remaining >= 4*rate now: at least 3*rate next cycle (a bundle takes at most rate).
         # A pending carry is no matter: the chunk below it has just wrapped to 0 (~all ones).
         m.d.sync += many.eq((~Cat(*high_n)).any())
