@@ -152,6 +152,14 @@ _FIELD_WIRE = re.compile(
     r"^(?:  attribute \\enum_\S+ .*\n)*  wire (?:width \d+ )?(?:signed )?" + _FIELD + r"\n",
     re.MULTILINE)
 _FIELD_CONNECT = re.compile(r"^ *connect " + _FIELD + r" .*\n", re.MULTILINE)
+# A synchronous memory read port's power-up value, which Amaranth leaves undefined.
+_READ_PORT_INIT = re.compile(r"(parameter \\INIT_VALUE (\d+)')x+\n")
+# The register Yosys tests in every `always @*` block so that the block runs at time zero: its
+# initial value (`= 0` in its declaration) is an event at time zero in Verilog-2005, none in
+# SystemVerilog (Icarus -g2012, cocotb's default), where every such block stays X until one of
+# its inputs changes.
+_PROCESS_TRIGGER = re.compile(r"^  reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+) += 0;\n",
+                              re.MULTILINE)
 # A memory's initial contents as Yosys writes them: one line per word.
 _MEMORY_INIT = re.compile(
     r"^  initial begin\n((?:    (?:\\\S+ |\w+)\[\d+\] = \d+'h0+;\n)+)  end\n", re.MULTILINE)
@@ -169,6 +177,17 @@ def _zero_init_loop(match):
     return (f"  initial begin : \\{_identifier(name)}$zero \n    integer \\$word ;\n"
             f"    for (\\$word  = 0; \\$word  < {len(words)}; \\$word  = \\$word  + 1)\n"
             f"      {name}[\\$word ] = {width}'h0;\n  end\n")
+
+
+def _trigger_at_time_zero(match):
+    """The trigger of a module's `always @*` blocks set after every process has started, so
+    that each block runs once at time zero in any language mode: a `#0` assignment runs in the
+    inactive region, once every process waits at its event control. (Verilator has no X and
+    settles combinational logic at start; it takes no delay without --timing. Synthesis drops
+    the register: nothing reads it.)"""
+    name = match.group(1)
+    return (f"  reg {name} ;\n`ifdef VERILATOR\n  initial {name}  = 1'h0;\n`else\n"
+            f"  initial #0 {name}  = 1'h0;\n`endif\n")
 
 
 def _module_ports(rtlil, name):
@@ -233,6 +252,11 @@ def _write_verilog(rtlil_text):
     without the struct fields' alias wires and with all-zero memory contents as loops (a third
     of the u280 kernel's text). Every signal Amaranth names keeps its name."""
     rtlil_text = _FIELD_CONNECT.sub("", _FIELD_WIRE.sub("", rtlil_text))
+    # A memory's read data powers up at zero, as the output registers of block RAM and
+    # UltraRAM do on a device (Yosys otherwise writes a register with no initial value: X in
+    # Icarus until the first read).
+    rtlil_text = _READ_PORT_INIT.sub(lambda m: f"{m.group(1)}{'0' * int(m.group(2))}\n",
+                                     rtlil_text)
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "design.il").write_text(rtlil_text)
         done = subprocess.run(
@@ -241,7 +265,8 @@ def _write_verilog(rtlil_text):
             cwd=work, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"Yosys could not write the Verilog: {done.stderr.strip()}")
-        return _MEMORY_INIT.sub(_zero_init_loop, (Path(work) / "design.v").read_text())
+        text = (Path(work) / "design.v").read_text()
+        return _PROCESS_TRIGGER.sub(_trigger_at_time_zero, _MEMORY_INIT.sub(_zero_init_loop, text))
 
 
 # A module as Yosys writes it (its attributes first), and the one name Yosys numbers across the

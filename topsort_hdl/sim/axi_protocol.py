@@ -11,7 +11,8 @@ from collections import deque
 
 from ..hardware.axi.signature import BURST_INCR, MAX_BURST_BEATS, PAGE_BYTES
 
-__all__ = ["AXI_MASTER_SIGNALS", "SAMPLED", "AxiProtocolChecker", "AxiProtocolError"]
+__all__ = ["AXI_MASTER_OUTPUTS", "AXI_MASTER_SIGNALS", "SAMPLED", "AxiProtocolChecker",
+           "AxiProtocolError"]
 
 # What a master drives, per channel (checked for stability while VALID waits for READY).
 AXI_MASTER_SIGNALS = {
@@ -19,6 +20,13 @@ AXI_MASTER_SIGNALS = {
     "aw": ("awid", "awaddr", "awlen", "awsize", "awburst"),
     "w": ("wdata", "wstrb", "wlast"),
 }
+# Every signal an AXI4 master drives (the optional ones where a port has them): none may ever be
+# X or Z, whatever its VALID says (a payload defined only with VALID is legal AXI, but an
+# undefined one is where a bug like an address latched from an unevaluated multiplexer hides).
+AXI_MASTER_OUTPUTS = tuple(sorted(
+    {name for names in AXI_MASTER_SIGNALS.values() for name in names}
+    | {"arvalid", "awvalid", "wvalid", "rready", "bready"}
+    | {f"{ch}{field}" for ch in ("ar", "aw") for field in ("cache", "lock", "prot", "qos")}))
 SAMPLED = sorted({name for names in AXI_MASTER_SIGNALS.values() for name in names} | {
     "arvalid", "arready", "awvalid", "awready", "wvalid", "wready", "bvalid", "bready",
     "rvalid", "rready", "rlast", "rid", "bid"})
@@ -58,6 +66,12 @@ class AxiProtocolChecker:
 
     def fail(self, message):
         raise AxiProtocolError(f"{self.name}, cycle {self.cycle}: {message}")
+
+    def undefined(self, names, in_reset=False):
+        """Fail on master outputs ``names`` found X or Z in the coming cycle."""
+        self.cycle += 1
+        self.fail(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} X or Z"
+                  + (" in reset" if in_reset else ""))
 
     def _check_address(self, ch, s):
         addr, length = s[f"{ch}addr"], s[f"{ch}len"] + 1

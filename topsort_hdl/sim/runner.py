@@ -12,7 +12,7 @@ from cocotb_tools.runner import get_runner
 from topsort_hdl.hardware.block import verilog_instances
 from topsort_hdl.targets.units import build_unit, emit_verilog
 
-__all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "repeated_blocks", "run_bench",
+__all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "Bench", "build_bench", "repeated_blocks", "run_bench",
            "verilator_lint", "write_kernel", "write_unit"]
 
 # Under the current directory (the checkout's build/sim for make and pytest), so that an
@@ -104,23 +104,47 @@ def _verilator_control(build_dir, toplevel, hierarchical_blocks):
     return path
 
 
-def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
-              build_args=(), quick_compile=False, hierarchical_blocks=None):
-    """Build ``sources`` and run the cocotb tests of ``test_module`` (a testbench of
-    :mod:`topsort_hdl.sim.cocotb` by its name, e.g. ``"cocotb_mms"``, or any module by its full
-    name); fail on any failure.
+class Bench:
+    """Verilog built once by a simulator, then any number of cocotb runs on it, each a
+    simulation of its own from power-up (:func:`build_bench`)."""
+
+    def __init__(self, runner, sim, toplevel, build_dir, waves):
+        self.runner, self.sim, self.toplevel = runner, sim, toplevel
+        self.build_dir, self.waves = build_dir, waves
+
+    def run(self, test_module, env=None, results="results.xml"):
+        """Run the cocotb tests of ``test_module`` (a testbench of :mod:`topsort_hdl.sim.cocotb`
+        by its name, e.g. ``"cocotb_mms"``, or any module by its full name), their results in
+        ``results`` in the build directory; fail on any failure. Returns how many ran."""
+        if "." not in test_module:
+            test_module = f"{__package__}.cocotb.{test_module}"
+        path = self.runner.test(
+            test_module=test_module, hdl_toplevel=self.toplevel, build_dir=self.build_dir,
+            test_dir=self.build_dir, results_xml=str(self.build_dir / results),
+            extra_env={k: str(v) for k, v in (env or {}).items()}, waves=self.waves,
+            timescale=("1ns", "1ps"))
+        total, failed = get_results(path)
+        ran = sum(1 for case_ in ElementTree.parse(path).iter("testcase")
+                  if case_.find("skipped") is None)
+        assert ran > 0, f"{test_module} ran no test (all {total} skipped)"
+        assert failed == 0, \
+            f"{failed} of {total} cocotb tests failed in {test_module} ({self.build_dir.name})"
+        return ran
+
+
+def build_bench(sources, toplevel, case, sim=None, waves=False, build_args=(),
+                quick_compile=False, hierarchical_blocks=None):
+    """Build ``sources`` for cocotb; returns a :class:`Bench`.
 
     Each ``case`` gets its own build directory under ``build/sim`` (an absolute ``case`` is
-    that directory itself). ``env`` passes the
-    testbench's parameters. ``sim`` defaults to ``$SIM`` or Icarus. ``quick_compile`` builds a
+    that directory itself). ``sim`` defaults to ``$SIM`` or Icarus (with cocotb's default
+    flags: ``-g2012``, unless ``build_args`` says otherwise). ``quick_compile`` builds a
     Verilator model without optimisation (for the biggest designs). ``hierarchical_blocks``
     (Verilator only; testbenches that touch no signal but the top's ports): modules to build
     once each as models of their own, with only the top's ports visible (see
     :func:`repeated_blocks`).
     """
     sim = sim or os.environ.get("SIM", "icarus")
-    if "." not in test_module:
-        test_module = f"{__package__}.cocotb.{test_module}"
     if sim == "verilator":
         _prepare_verilator()
     build_dir = SIM_BUILD / case
@@ -141,12 +165,12 @@ def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=Fa
                                  *build_args])
     finally:
         os.environ["MAKEFLAGS"] = makeflags
-    results = runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
-                          test_dir=build_dir, extra_env={k: str(v) for k, v in (env or {}).items()},
-                          waves=waves, timescale=("1ns", "1ps"))
-    total, failed = get_results(results)
-    ran = sum(1 for case_ in ElementTree.parse(results).iter("testcase")
-              if case_.find("skipped") is None)
-    assert ran > 0, f"{test_module} ran no test (all {total} skipped)"
-    assert failed == 0, f"{failed} of {total} cocotb tests failed in {test_module} ({case})"
-    return ran
+    return Bench(runner, sim, toplevel, build_dir, waves)
+
+
+def run_bench(sources, toplevel, test_module, case, env=None, sim=None, waves=False,
+              build_args=(), quick_compile=False, hierarchical_blocks=None):
+    """Build ``sources`` (:func:`build_bench`) and run the cocotb tests of ``test_module`` with
+    the testbench's parameters ``env`` (:meth:`Bench.run`); fail on any failure."""
+    return build_bench(sources, toplevel, case, sim, waves, build_args, quick_compile,
+                       hierarchical_blocks).run(test_module, env)

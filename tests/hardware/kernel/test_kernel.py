@@ -1,16 +1,83 @@
 """The whole kernel's Verilog, driven through the host library (the cocotb testbench
 ``topsort_hdl/sim/cocotb/cocotb_kernel.py``)."""
 
+import functools
+import os
+
 import pytest
 
 from topsort_hdl.core.config import config_from
+from topsort_hdl.core.plan import split_records, tree_plan
 from topsort_hdl.sim.runner import (
     SIM_BUILD,
+    build_bench,
     repeated_blocks,
     run_bench,
     verilator_lint,
     write_kernel,
 )
+
+# Each xdist worker builds what it shares between tests once, in a directory of its own.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+@functools.cache
+def shared_kernel(name):
+    """The preset ``name``'s kernel Verilog, written once per worker."""
+    return write_kernel(config_from(name), f"kernel_{name}_{WORKER}")
+
+
+@functools.cache
+def first_job_bench(name):
+    """The kernel of ``name`` built once per worker in Icarus with cocotb's default flags;
+    each run on it is a simulation of its own, from power-up."""
+    return build_bench([shared_kernel(name)], "topsort", f"first_jobs_{name}_{WORKER}")
+
+
+def pass_boundaries(name, limit):
+    """The record counts up to ``limit`` around which a tree's pass count changes: the count
+    before the first tree takes one more pass, to the one at which every tree has."""
+    config = config_from(name)
+    counts, before = set(), None
+    for count in range(limit + 1):
+        passes = [len(tree_plan(n, config.leaves, config.runs_per_tree).passes)
+                  for n in split_records(count, config.trees)]
+        if before is not None and passes != before:
+            counts |= {count - 1, count}
+        before = passes
+    return counts
+
+
+# The first job after power-up, one simulation each (about 3 s, most of it the simulator's
+# and cocotb's start): every count from 0 to past tiny's second pass boundary and small's
+# first two pass boundaries; under `slow`, the boundaries to about a thousand records and the
+# rest of small's counts to 40.
+DEFAULT_FIRST_JOBS = {("tiny", n) for n in range(41)} | {
+    ("small", n) for n in pass_boundaries("small", 200)}
+FIRST_JOBS = sorted(DEFAULT_FIRST_JOBS) + [
+    pytest.param(name, n, marks=pytest.mark.slow)
+    for name, n in sorted({("tiny", n) for n in pass_boundaries("tiny", 520)}
+                          | {("small", n) for n in pass_boundaries("small", 1030)}
+                          | {("small", n) for n in range(41)})
+    if (name, n) not in DEFAULT_FIRST_JOBS]
+
+
+@pytest.mark.parametrize("name, count", FIRST_JOBS)
+def test_first_job_after_power_up(name, count):
+    # Icarus -g2012 (cocotb's default) gives a declaration's initial value no event at time
+    # zero: a combinational block that waits for one stays X (the read engine's next address
+    # was, for some of these counts). Each count is a simulation of its own on one build.
+    first_job_bench(name).run("cocotb_kernel", {
+        "TOPSORT_CONFIG": name, "TOPSORT_MODE": "first", "TOPSORT_RECORDS": count,
+        "TOPSORT_PAUSE": 0.2}, results=f"results_{count}.xml")
+
+
+@pytest.mark.parametrize("flags", [(), ("-g2005",)], ids=["cocotb-default", "g2005"])
+@pytest.mark.parametrize("name", ["tiny", "small"])
+def test_every_signal_defined_from_power_up(name, flags):
+    case = f"power_up_{name}_{'_'.join(flags) or 'default'}_{WORKER}"
+    run_bench([shared_kernel(name)], "topsort", "cocotb_kernel", case, build_args=flags,
+              env={"TOPSORT_CONFIG": name, "TOPSORT_MODE": "power_up"})
 
 
 def test_tiny_kernel_in_icarus():

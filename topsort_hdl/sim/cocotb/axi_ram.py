@@ -7,7 +7,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiBus, AxiRam
 
-from ..axi_protocol import SAMPLED, AxiProtocolChecker
+from ..axi_protocol import AXI_MASTER_OUTPUTS, AXI_MASTER_SIGNALS, SAMPLED, AxiProtocolChecker
 
 __all__ = ["Pauses", "attach_ram", "quiet", "start_monitor"]
 
@@ -53,12 +53,15 @@ def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None, res
     clock = dut.clk if clock is None else clock
     reset = dut.rst if reset is None else reset
     checker = AxiProtocolChecker(data_width, max_outstanding, name=prefix.rstrip("_"))
-    signals = [(name, getattr(dut, f"{prefix}_{name}")) for name in SAMPLED]
-    # A payload may be X while its VALID is low (the memory models leave theirs undriven);
-    # never while VALID is high.
-    channel_valid = {name: next((f"{ch}valid" for ch in ("ar", "aw", "w", "r", "b")
-                                 if name.startswith(ch) and not name.endswith(("valid", "ready"))),
-                                None) for name in SAMPLED}
+    port = {name: getattr(dut, f"{prefix}_{name}") for name in SAMPLED}
+    handshakes = [(ch, port[f"{ch}valid"], port[f"{ch}ready"])
+                  for ch in ("ar", "aw", "w", "r", "b")]
+    # A channel's payload is read only in a cycle its VALID is high (the checker looks at it
+    # only then); the memory's may be X otherwise (the models leave it undriven).
+    payloads = {ch: [(name, port[name]) for name in names]
+                for ch, names in {**AXI_MASTER_SIGNALS, "r": ("rlast", "rid"),
+                                  "b": ("bid",)}.items()}
+    idle = dict.fromkeys(SAMPLED, 0)
 
     async def monitor():
         while True:
@@ -67,18 +70,32 @@ def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None, res
             if int(reset.value) == int(reset_active_level):
                 checker.restart()
                 continue
-            sample = {}
-            for name, signal in signals:
-                value = signal.value
-                sample[name] = int(value) if value.is_resolvable else None
-            for name, value in sample.items():
-                if value is None:
-                    valid = channel_valid[name]
-                    if valid is None or sample[valid]:
-                        checker.fail(f"{name} is X or Z" + (f" while {valid} is high"
-                                                            if valid else ""))
-                    sample[name] = 0
+            sample = dict(idle)
+            for ch, valid, ready in handshakes:
+                sample[f"{ch}valid"] = int(valid.value)
+                sample[f"{ch}ready"] = int(ready.value)
+                if sample[f"{ch}valid"]:
+                    for name, signal in payloads[ch]:
+                        value = signal.value
+                        if not value.is_resolvable:
+                            checker.fail(f"{name} is X or Z while {ch}valid is high")
+                        sample[name] = int(value)
             checker.sample(sample)
 
+    # What the master drives is never X or Z, whatever its VALID says and in reset too: each
+    # output is checked when the monitor starts and whenever it changes (a payload defined
+    # only with VALID is legal AXI, but an undefined one is where an address latched from an
+    # unevaluated multiplexer hides).
+    async def defined(name, signal):
+        await ReadOnly()
+        while True:
+            if not signal.value.is_resolvable:
+                checker.undefined([name], int(reset.value) == int(reset_active_level))
+            await signal.value_change
+            await ReadOnly()
+
+    for name in AXI_MASTER_OUTPUTS:
+        if hasattr(dut, f"{prefix}_{name}"):
+            cocotb.start_soon(defined(name, getattr(dut, f"{prefix}_{name}")))
     cocotb.start_soon(monitor())
     return checker
