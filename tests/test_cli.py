@@ -1,13 +1,16 @@
 """The command line: outputs, exit status 2 with one line on a user mistake."""
 
 import gc
+import shutil
 import subprocess
 import sys
+import tomllib
 import warnings
 
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
+from tests.conftest import ROOT
 from topsort_hdl.cli import main
 from topsort_hdl.sim.runner import SIM_BUILD, run_bench
 
@@ -54,6 +57,17 @@ def run_cli(*args):
     (["generate", "--set", "speed=3"], "--set takes KEY=VALUE with KEY one of"),
     (["sort", "--config", "tiny", "--input", "/nonexistent", "--output", "o"],
      "cannot read /nonexistent"),
+    (["unit", "mms", "--descending", "--out", "x.v"],
+     "--descending applies to cas, bitonic only, not mms"),
+    (["unit", "reader", "--rate", "2", "--out", "x.v"],
+     "--rate applies to bitonic, mms, tree, reuse only, not reader"),
+    (["generate", "--set", "clock_hz=1000000000000000"],
+     "clock_hz must be between 1000000 and 1000000000, not 1000000000000000"),
+    (["generate", "--set", "write_burst_bytes=64", "--set", "batch_bytes=128"],
+     "batch_bytes must be at least 256 (write_burst_bytes 64, reuse * the 64-byte beat 256), "
+     "not 128"),
+    (["model", "--bytes", "4G"], "--bytes 4G is more than u280 holds (4294901760 bytes: each "
+     "channel keeps a batch for other buffers); --bytes capacity models a full kernel"),
     (["bitstream", "--board", "ulx3s"],
      "board must be one of ulx3s-85f, ecp5-5g-evn, not 'ulx3s'"),
     (["qor", "--part", "place"], "invalid choice: 'place'"),
@@ -81,6 +95,30 @@ def test_unwritable_output_is_a_user_mistake(tmp_path, capsys):
         main(["unit", "cas", "--out", str(blocker / "cas.v")])
     assert stop.value.code == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_model_takes_the_papers_size_in_one_command(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["model", "--bytes", "capacity"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("4194240 KB (536862720 records) on u280 at 214 MHz"), out
+    assert "6 phase-1 passes, then phase 2" in out, out
+
+
+def test_report_lines_say_what_happened_where_there_is_no_rate():
+    from topsort_hdl.core.config import config_from
+    from topsort_hdl.core.contract import Report
+    from topsort_hdl.sim.kernel_sort import report_lines
+
+    tiny = config_from("tiny")
+    lines = report_lines(tiny, Report(1, 0, 7, 4, 74, (0, 0, 0, 0), (1, 1, 1, 1)))
+    assert lines[1] == "phase 1: no pass (4 cycles)"
+    assert lines[2].startswith("phase 2: 74 cycles, 0.09 records/cycle of 4 ideal")
+    assert lines[3].startswith("overall: 78 cycles, ")
+    lines = report_lines(tiny, Report(1, 0, 0, 4, 9, (0, 0, 0, 0), (1, 1, 1, 1)))
+    assert lines[1:4] == ["phase 1: no pass (4 cycles)", "phase 2: no records (9 cycles)",
+                          "overall: 13 cycles"]
 
 
 def test_configs_exists():
@@ -198,7 +236,112 @@ def test_sort_warns_before_simulating_a_full_size_kernel():
     config, note = sort_config(argparse.Namespace(config="u280", set=[]), 8)
     assert config.name == "u280"
     assert "full-size kernel" in note and "tiny and small simulate in seconds" in note
-    assert sort_config(argparse.Namespace(config="tiny", set=[]), 8)[1] is None
+    # The kernel's size decides, not its board.
+    for name, overrides in (("tiny", []), ("small", []), ("demo", []),
+                            ("tiny", ["board=u280"])):
+        assert sort_config(argparse.Namespace(config=name, set=overrides), 8)[1] is None
+
+
+def _records_file(path, count, seed=5):
+    import random
+    import struct
+
+    rng = random.Random(seed)
+    records = [(rng.choice([0, 2**32 - 1, 7, rng.randrange(2**32)]), i) for i in range(count)]
+    path.write_bytes(b"".join(struct.pack("<II", v, k) for k, v in records))
+    return records
+
+
+def _simulation_must_not_run(monkeypatch):
+    import topsort_hdl.sim.kernel_sort as kernel_sort
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the simulation ran before the paths were checked")
+    monkeypatch.setattr(kernel_sort, "simulate_sort", refuse)
+
+
+@pytest.mark.parametrize("where,message", [
+    ("output-folder", "--output {tmp}/missing/out.bin: folder {tmp}/missing does not exist"),
+    ("output-is-folder", "--output {tmp} is a folder, not a file"),
+    ("waves-folder", "--waves {tmp}/missing/w.vcd: folder {tmp}/missing does not exist"),
+    ("build-is-file", "--build {tmp}/in.bin is a file, not a folder"),
+])
+def test_sort_checks_every_path_before_any_work(tmp_path, capsys, monkeypatch, where, message):
+    _simulation_must_not_run(monkeypatch)
+    source = tmp_path / "in.bin"
+    _records_file(source, 5)
+    args = {"output-folder": ["--output", str(tmp_path / "missing" / "out.bin")],
+            "output-is-folder": ["--output", str(tmp_path)],
+            "waves-folder": ["--output", str(tmp_path / "o.bin"), "--waves",
+                             str(tmp_path / "missing" / "w.vcd")],
+            "build-is-file": ["--output", str(tmp_path / "o.bin"), "--build", str(source)],
+            }[where]
+    with pytest.raises(SystemExit) as stop:
+        main(["sort", "--config", "tiny", "--input", str(source), *args])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(tmp=tmp_path) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.bin"]     # nothing written
+
+
+@pytest.mark.parametrize("failure", ["simulation", "interrupt"])
+def test_a_failed_sort_leaves_the_previous_output_as_it_was(tmp_path, capsys, monkeypatch,
+                                                           failure):
+    import topsort_hdl.sim.kernel_sort as kernel_sort
+
+    def fail(config, input_path, output_path, **kwargs):
+        output_path.write_bytes(b"half a result")
+        if failure == "interrupt":
+            raise KeyboardInterrupt
+        raise kernel_sort.SimulationError("AxiProtocolError: m00_axi, cycle 135: araddr is X "
+                                          "or Z while arvalid is high (log sim.log)")
+    monkeypatch.setattr(kernel_sort, "simulate_sort", fail)
+    source, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    _records_file(source, 5)
+    out.write_bytes(b"an earlier good result")
+    with pytest.raises(SystemExit) as stop:
+        main(["sort", "--config", "tiny", "--input", str(source), "--output", str(out)])
+    assert stop.value.code == (1 if failure == "simulation" else 130)
+    assert out.read_bytes() == b"an earlier good result"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.bin", "out.bin"]
+    if failure == "simulation":
+        assert capsys.readouterr().err == (
+            "topsort-hdl: simulation failed: AxiProtocolError: m00_axi, cycle 135: araddr is X "
+            "or Z while arvalid is high (log sim.log)\n")
+
+
+def test_a_simulation_failure_names_the_first_error_of_its_log(tmp_path):
+    from topsort_hdl.sim.kernel_sort import first_error
+
+    log = tmp_path / "sim.log"
+    log.write_text(
+        "     0.00ns INFO     cocotb   Running on Icarus Verilog\n"
+        "                     raise AxiProtocolError(f'{self.name}: {message}')\n"
+        "                     topsort_hdl.sim.axi_protocol.AxiProtocolError: m00_axi, cycle "
+        "135: araddr is X or Z while arvalid is high\n"
+        "AssertionError: 1 of 7 cocotb tests failed\n")
+    assert first_error(log) == ("AxiProtocolError: m00_axi, cycle 135: araddr is X or Z while "
+                                "arvalid is high")
+    log.write_text("topsort.v:12: syntax error: I give up.\n")
+    assert first_error(log) == "topsort.v:12: syntax error: I give up."
+    log.write_text("all is well\n")
+    assert first_error(log) is None
+
+
+def test_sort_in_place(tmp_path):
+    # The same file in and out: read before the sorted records replace it.
+    import struct
+
+    path = tmp_path / "data.bin"
+    records = _records_file(path, 37)
+    result = run_cli("sort", "--config", "tiny", "--input", str(path), "--output", str(path),
+                     "--build", str(tmp_path / "build"))
+    assert result.returncode == 0, result.stderr
+    assert "sorted 37 records" in result.stdout
+    got = [(k, v) for v, k in struct.iter_unpack("<II", path.read_bytes())]
+    assert [k for k, _ in got] == sorted(k for k, _ in records)
+    assert sorted(got) == sorted(records)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "data.bin"]
 
 
 def test_sort_a_file_through_the_rtl(tmp_path):
@@ -251,3 +394,18 @@ def test_sort_from_an_installed_package_outside_the_checkout(tmp_path, install_p
                             "print(r.__file__)"], cwd=work, env=env, capture_output=True,
                            text=True, check=True).stdout
     assert "site-packages" in where
+    # No extras: what needs one says which, in one line, before any work.
+    def cli(*args):
+        return subprocess.run([bin_dir / "topsort-hdl", *args], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=120)
+    needs = [(["model", "--sweep", "--plot", "p.png"], "plot")]
+    if not shutil.which("verilator"):       # (a system Verilator needs no extra)
+        needs.append((["sort", "--config", "tiny", "--input", "in.bin", "--output", "o.bin",
+                       "--sim", "verilator"], "verilator"))
+    for args, extra in needs:
+        result = cli(*args)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert f"pip install 'topsort-hdl[{extra}]'" in result.stderr, result.stderr
+    version = cli("--version")
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version.returncode == 0 and version.stdout.strip() == f"topsort-hdl {declared}"

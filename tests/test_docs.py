@@ -127,3 +127,20 @@ def test_the_register_table_is_u280s_map():
     for (offset, name, size, access), entry in zip(documented, regs, strict=True):
         assert (offset, size, access) == (entry.offset, entry.bytes, entry.access), entry.name
         assert name in (None, entry.name), (offset, name, entry.name)
+
+
+def test_the_layout_table_names_every_field_of_layout_json(tmp_path):
+    """kernel-contract.md's layout table has a row for every field `generate` writes to
+    layout.json, and none that it does not."""
+    from topsort_hdl.core.config import PRESETS
+    from topsort_hdl.core.contract import layout_descriptor
+    from topsort_hdl.targets.vitis.connectivity import port_channels
+
+    config = PRESETS["tiny"]
+    fields = set(layout_descriptor(config, registers={}, channel_map=port_channels(config),
+                                   kernel="topsort"))
+    page = (ROOT / "docs" / "kernel-contract.md").read_text()
+    table = page[page.index("## The layout descriptor"):page.index("## Split")]
+    documented = {name for row in re.findall(r"^\| (.+?) \|", table, re.MULTILINE)
+                  for name in re.findall(r"`(\w+)`", row)}
+    assert documented == fields

@@ -26,8 +26,8 @@ def run(args):
     except OSError as error:
         raise UsageError(f"cannot write {out}: {error.strerror}") from None
     print(f"wrote {done['verilog']} ({done['bytes'] / 1e6:.1f} MB: {done['modules']} distinct "
-          f"blocks, {done['instances']} instances) and {out / 'registers.json'} in "
-          f"{done['seconds']:.1f} s", file=sys.stderr)
+          f"blocks, {done['instances']} instances), {out / 'registers.json'} and "
+          f"{out / 'layout.json'} in {done['seconds']:.1f} s", file=sys.stderr)
     if done["vitis"]:
         names = ", ".join(path.name for path in done["vitis"])
         print(f"Vitis files in {out}: {names}; see {out / 'Makefile'}", file=sys.stderr)

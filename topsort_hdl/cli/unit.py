@@ -17,10 +17,12 @@ def add_parser(commands):
                                description="Write one standalone block as Verilog. Kinds: "
                                + "; ".join(f"{k}: {d}" for k, (_, d) in UNIT_KINDS.items()))
     unit.add_argument("kind", metavar="KIND", help=f"one of {', '.join(UNIT_KINDS)}")
-    unit.add_argument("--rate", type=int, default=4,
-                      help="records per bundle E, or root rate p of a tree (default 4)")
+    unit.add_argument("--rate", type=int, default=None,
+                      help="records per bundle E, or root rate p of a tree (bitonic, mms, tree, "
+                           "reuse; default 4)")
     unit.add_argument("--stages", type=int, default=None,
-                      help="pipeline registers per network (default one per layer)")
+                      help="pipeline registers per network (bitonic, mms; default one per "
+                           "layer)")
     unit.add_argument("--descending", action="store_true", help="descending order (cas, bitonic)")
     unit.add_argument("--leaves", type=int, default=None,
                       help="leaves per tree l (tree, reuse; default 16)")
@@ -45,12 +47,24 @@ def add_parser(commands):
     unit.add_argument("--out", required=True, type=Path, help="Verilog file to write")
 
 
+# The options of one kind or a few, by the parameter each sets.
+KIND_OPTIONS = ("rate", "stages", "descending", "leaves", "trees", "leaf_depth", "data_width",
+                "burst_bytes", "outstanding", "ports", "slots", "batch_bytes")
+
+
 def run(args):
     from amaranth.hdl import UnusedElaboratable
 
-    from ..targets.units import build_unit, emit_verilog
+    from ..targets.units import UNIT_KINDS, build_unit, emit_verilog, unit_parameters
 
     name = args.name or args.kind
+    if args.kind in UNIT_KINDS:     # (an unknown kind is build_unit's to name)
+        for option in KIND_OPTIONS:
+            given = getattr(args, option)
+            if given not in (None, False) and option not in unit_parameters(args.kind):
+                kinds = [k for k in UNIT_KINDS if option in unit_parameters(k)]
+                raise UsageError(f"--{option.replace('_', '-')} applies to "
+                                 f"{', '.join(kinds)} only, not {args.kind}")
     start = time.perf_counter()
     try:
         component = build_unit(args.kind, key_bits=args.key_bits, value_bits=args.value_bits,

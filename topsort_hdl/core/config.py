@@ -8,7 +8,6 @@ from .boards import HBM_BOARDS
 from .contract import report_bytes
 from .params import (
     MAX_MERGE_RATE,
-    check_at_least,
     check_power_of_two,
     check_range,
     check_record_widths,
@@ -23,6 +22,22 @@ RECORD_BITS = 64        # key_bits + value_bits: 8-byte records
 # (Phase 2's root, reuse * rate records, is a merge unit: at most MAX_MERGE_RATE.)
 MAX_TREE_RATE = MAX_DATA_WIDTH // RECORD_BITS
 COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
+# A kernel clock an FPGA can run: the performance model's figures mean nothing outside it.
+CLOCK_HZ_RANGE = (1_000_000, 1_000_000_000)
+
+
+class BoardDefault(int):
+    """A parameter's value taken from board ``board`` (it was left 0): a configuration made
+    from this one for another board (``dataclasses.replace(config, board=...)``) takes that
+    board's value instead, as one made from scratch would."""
+
+    def __new__(cls, value, board):
+        default = super().__new__(cls, value)
+        default.board = board
+        return default
+
+    def __getnewargs__(self):       # (copies and pickles keep the board)
+        return int(self), self.board
 
 
 @dataclass(frozen=True)
@@ -59,10 +74,10 @@ class KernelConfig:
             raise ValueError(f"board must be one of {', '.join(HBM_BOARDS)}, "
                              f"not {self.board!r}")
         board = HBM_BOARDS[self.board]
-        if not self.channel_bytes:
-            object.__setattr__(self, "channel_bytes", board.channel_bytes)
-        if not self.clock_hz:
-            object.__setattr__(self, "clock_hz", board.clock_hz)
+        for name in ("channel_bytes", "clock_hz"):
+            value = getattr(self, name)
+            if not value or isinstance(value, BoardDefault) and value.board != self.board:
+                object.__setattr__(self, name, BoardDefault(getattr(board, name), self.board))
         check_power_of_two("trees", self.trees, high=64, low=2)
         check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
         check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
@@ -91,16 +106,19 @@ class KernelConfig:
             raise ValueError(f"reuse_burst_bytes must be at least read_burst_bytes "
                              f"({self.read_burst_bytes}), not {self.reuse_burst_bytes}")
         check_power_of_two("batch_bytes", self.batch_bytes)
-        if self.batch_bytes < max(self.write_burst_bytes, self.reuse * params.beat_bytes):
-            raise ValueError(f"batch_bytes must be at least write_burst_bytes "
-                             f"({self.write_burst_bytes}), not {self.batch_bytes}")
+        # (a batch holds whole write bursts, and a beat for each of phase 2's write ports)
+        lowest = max(self.write_burst_bytes, self.reuse * params.beat_bytes)
+        if self.batch_bytes < lowest:
+            raise ValueError(f"batch_bytes must be at least {lowest} (write_burst_bytes "
+                             f"{self.write_burst_bytes}, reuse * the {params.beat_bytes}-byte "
+                             f"beat {self.reuse * params.beat_bytes}), not {self.batch_bytes}")
         check_range("read_outstanding", self.read_outstanding, 1, MAX_OUTSTANDING)
         check_range("write_outstanding", self.write_outstanding, 1, MAX_OUTSTANDING)
         check_power_of_two("channel_bytes", self.channel_bytes)
         if self.channel_bytes < 2 * self.batch_bytes:
             raise ValueError(f"channel_bytes must be at least 2 * batch_bytes "
                              f"({2 * self.batch_bytes}), not {self.channel_bytes}")
-        check_at_least("clock_hz", self.clock_hz, 1)
+        check_range("clock_hz", self.clock_hz, *CLOCK_HZ_RANGE)
         report = report_bytes(self.trees, params.beat_bytes)
         if report > self.channel_bytes - self.half_bytes:
             raise ValueError(f"batch_bytes must be at least the report's {report} bytes (the "
@@ -214,7 +232,4 @@ def config_from(name="u280", overrides=()):
             changes[key] = int(value, 0)
         except ValueError:
             raise ValueError(f"{key} must be an integer, not {value!r}") from None
-    if "board" in changes:   # board facts follow the board unless set too
-        changes.setdefault("channel_bytes", 0)
-        changes.setdefault("clock_hz", 0)
     return dataclasses.replace(PRESETS[name], **changes)

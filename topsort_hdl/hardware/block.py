@@ -158,8 +158,8 @@ _READ_PORT_INIT = re.compile(r"(parameter \\INIT_VALUE (\d+)')x+\n")
 # initial value (`= 0` in its declaration) is an event at time zero in Verilog-2005, none in
 # SystemVerilog (Icarus -g2012, cocotb's default), where every such block stays X until one of
 # its inputs changes.
-_PROCESS_TRIGGER = re.compile(r"^  reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+) += 0;\n",
-                              re.MULTILINE)
+_PROCESS_TRIGGER = re.compile(
+    r"^  reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+) += 0;\n", re.MULTILINE)
 # A memory's initial contents as Yosys writes them: one line per word.
 _MEMORY_INIT = re.compile(
     r"^  initial begin\n((?:    (?:\\\S+ |\w+)\[\d+\] = \d+'h0+;\n)+)  end\n", re.MULTILINE)

@@ -10,6 +10,7 @@ polls ap_done.
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,6 +27,28 @@ BUILD = Path("build")   # relative to the current directory, as `make` and pytes
 
 class SimulationError(RuntimeError):
     pass
+
+
+# What ends a failed simulation, as its log shows it: a Python exception's last line (the
+# testbench's checks, cocotb, the AXI monitor) or a compiler's error.
+_ERROR_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception)(?:: .+)?)$"
+                         r"|^(\S+:\d+: (?:syntax )?error: .+)$|^(%Error: .+)$", re.MULTILINE)
+
+
+def first_error(log):
+    """The first error line of the simulation log ``log``, or None."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError:
+        return None
+    match = _ERROR_LINE.search(text)
+    return next(group for group in match.groups() if group) if match else None
+
+
+def _failure(log, status):
+    """A :class:`SimulationError` naming the log's first error and the log."""
+    what = first_error(log) or f"the simulation ended with status {status}"
+    return SimulationError(f"{what} (log {log})")
 
 
 def _source_stamp(config):
@@ -61,13 +84,19 @@ def report_lines(config, report):
     ideal2 = config.reuse * config.rate
     for name, cycles, work, ideal in (("phase 1", phase1_cycles, records * passes, ideal1),
                                       ("phase 2", phase2_cycles, records, ideal2)):
-        rate = work / cycles if cycles else 0.0
-        gbps = nbytes / (cycles / clock) / 1e9 if cycles else 0.0
+        if not work or not cycles:      # (no rate to speak of: say what happened)
+            what = "no pass" if name == "phase 1" else "no records"
+            lines.append(f"{name}: {what} ({cycles} cycles)")
+            continue
+        rate = work / cycles
+        gbps = nbytes / (cycles / clock) / 1e9
         lines.append(f"{name}: {cycles} cycles, {rate:.2f} records/cycle of {ideal} ideal "
                      f"({rate / ideal:.1%}), {gbps:.2f} GB/s at {clock / 1e6:g} MHz")
     total = phase1_cycles + phase2_cycles
-    if total:
+    if total and records:
         lines.append(f"overall: {total} cycles, {nbytes / (total / clock) / 1e9:.2f} GB/s")
+    elif total:
+        lines.append(f"overall: {total} cycles")
     lines.append(f"report: status {report.status}, passes per tree "
                  f"{' '.join(map(str, report.passes))}, output halves "
                  f"{' '.join(map(str, report.output_halves))}")
@@ -133,7 +162,7 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     status, log, seconds = _run_bench(config, sim, build, env, sources, extra,
                                       progress_path if progress else None)
     if status or not stats_path.exists():
-        raise SimulationError(f"see {log}")
+        raise _failure(log, status)
     stats = json.loads(stats_path.read_text())
     stats["seconds"] = seconds
     stats["report"] = report_lines(config, Report(**stats["kernel_report"])) + [
@@ -153,7 +182,7 @@ def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD):
            "TOPSORT_STATS": str(stats_path), "TOPSORT_PAUSE": "0", "TOPSORT_SEED": str(seed)}
     status, log, _ = _run_bench(config, sim, build, env, [source])
     if status or not stats_path.exists():
-        raise SimulationError(f"see {log}")
+        raise _failure(log, status)
     return json.loads(stats_path.read_text())
 
 

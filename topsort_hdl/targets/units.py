@@ -1,5 +1,7 @@
 """Standalone blocks for reuse or outside verification (``topsort-hdl unit KIND``)."""
 
+import inspect
+
 from ..hardware.axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from ..hardware.block import hierarchical_verilog
 from ..hardware.merge import BitonicMerger, CompareSwap, MmsMergeUnit
@@ -7,7 +9,7 @@ from ..hardware.records import RecordLayout
 from ..hardware.tree import MergeTree, ReuseSwitch
 from ..hardware.tree.merge_tree import DEFAULT_LEAF_DEPTH
 
-__all__ = ["UNIT_KINDS", "build_unit", "emit_verilog"]
+__all__ = ["UNIT_KINDS", "build_unit", "emit_verilog", "unit_parameters"]
 
 
 def _cas(record, *, descending=False, **_):
@@ -56,6 +58,13 @@ UNIT_KINDS = {
 }
 
 
+def unit_parameters(kind):
+    """The parameters ``kind`` takes besides the record's widths (``rate``, ``leaves``, ...)."""
+    factory, _ = UNIT_KINDS[kind]
+    return [name for name, parameter in inspect.signature(factory).parameters.items()
+            if parameter.kind == parameter.KEYWORD_ONLY]
+
+
 def build_unit(kind, *, key_bits=32, value_bits=32, **params):
     """Return the component for ``kind``.
 
@@ -67,7 +76,8 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
         raise ValueError(f"kind must be one of {', '.join(UNIT_KINDS)}, not {kind!r}")
     record = RecordLayout(key_bits, value_bits)
     factory, _ = UNIT_KINDS[kind]
-    params.setdefault("rate", 4)
+    if params.get("rate") is None:
+        params["rate"] = 4
     return factory(record, **{k: v for k, v in params.items() if v is not None})
 
 

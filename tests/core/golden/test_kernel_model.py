@@ -1,5 +1,6 @@
 """Kernel configurations, the pass plan and the golden kernel model."""
 
+import dataclasses
 import random
 
 import pytest
@@ -73,7 +74,10 @@ def test_split_records():
     (["trees=1"], "trees must be a power of two between 2 and 64, not 1"),
     (["key_bits=40"], "key_bits . value_bits must be 64"),
     (["trees=32"], "trees must be at most 16 on u280"),
-    (["batch_bytes=1024"], "batch_bytes must be at least write_burst_bytes"),
+    (["batch_bytes=1024"], "batch_bytes must be at least 4096 .write_burst_bytes 4096, reuse "
+                           ". the 64-byte beat 256., not 1024"),
+    (["clock_hz=100"], "clock_hz must be between 1000000 and 1000000000, not 100"),
+    (["clock_hz=2000000000"], "clock_hz must be between 1000000 and 1000000000"),
     (["channel_bytes=4294967296"], "capacity must be below 2..32 records"),
     (["reuse_burst_bytes=512"], "reuse_burst_bytes must be at least read_burst_bytes "
                                 "..024., not 512"),
@@ -97,3 +101,14 @@ def test_config_presets_and_overrides():
     with pytest.raises(ValueError, match="config must be one of u280, u55c, tiny, small"):
         config_from("huge")
     assert KernelConfig().name == "custom"
+
+
+def test_board_facts_follow_the_board_unless_set():
+    # A value left to the board (0) is the board's, also in a configuration made from this
+    # one for another board; a value set stays.
+    u55c = dataclasses.replace(PRESETS["u280"], board="u55c")
+    assert u55c == dataclasses.replace(PRESETS["u55c"], name="u280")
+    assert u55c.channel_bytes == 512 << 20 and u55c.capacity == PRESETS["u55c"].capacity
+    assert config_from("tiny", ["board=u280"]).channel_bytes == 256 << 20
+    assert dataclasses.replace(PRESETS["small"], board="u280").channel_bytes == 64 << 10
+    assert config_from("u280", ["clock_hz=300000000", "board=u55c"]).clock_hz == 300_000_000

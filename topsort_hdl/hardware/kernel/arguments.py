@@ -60,7 +60,8 @@ def argument_checks(m, config, halves, report_addr, report_size, records, status
     sizes = [c.half_bytes] * (2 * trees) + [report_size]
 
     def outside(base, size, alignment):
-        return (base[:exact_log2(alignment)] != 0) | ((base + C(size, 65))[64:] != 0)
+        # (its last byte past the top of the address space: one ending exactly at 2**64 is in)
+        return (base[:exact_log2(alignment)] != 0) | ((base + C(size - 1, 65))[64:] != 0)
 
     bad_report = outside(report_addr, report_size, report_alignment(trees, p.beat_bytes))
     misaligned = Cat(outside(b, c.half_bytes, c.half_alignment)

@@ -88,11 +88,12 @@ class SimDevice(Device):
     async def read_register(self, offset):
         return await self.master.read_dword(offset)
 
+    # The memory wraps its addresses modulo its size, on the ports and here alike.
     def write_memory(self, address, data):
-        self.rams[0].write(address, data)
+        self.rams[0].write(address % self.rams[0].size, data)
 
     def read_memory(self, address, length):
-        return self.rams[0].read(address, length)
+        return self.rams[0].read(address % self.rams[0].size, length)
 
 
 async def bring_up(dut, pauses):
@@ -115,8 +116,9 @@ def job_deadline_ns(count):
     return (20_000 + 40 * count) * 10
 
 
-async def sort_records(dut, device, records, halves=None):
+async def sort_records(dut, device, records, halves=None, report_address=None):
     job = run_sort(device, LAYOUT, REGISTERS, pack_records(records), halves=halves,
+                   report_address=report_address,
                    poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
     result = await with_timeout(job, job_deadline_ns(len(records)), "ns")
     await check_report(device, result.report, len(records))
@@ -248,7 +250,9 @@ async def kernel_sorts_every_workload_back_to_back(dut):
     device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
     for job, (name, records) in enumerate(workloads(rng)):
         halves = shuffled_halves(rng) if job % 2 else None
-        result = await sort_records(dut, device, records, halves)
+        # Once, the report in the last aligned place of the address space (it may end there).
+        report = (1 << 64) - LAYOUT.report["alignment"] if job == 1 else None
+        result = await sort_records(dut, device, records, halves, report)
         check_sorted(records, result.output)
         check_phase1_memory(device, records, halves)
         for checker in checkers:
