@@ -66,8 +66,6 @@ def run_cli(*args):
     (["generate", "--set", "write_burst_bytes=64", "--set", "batch_bytes=128"],
      "batch_bytes must be at least 256 (write_burst_bytes 64, reuse * the 64-byte beat 256), "
      "not 128"),
-    (["model", "--bytes", "4G"], "--bytes 4G is more than u280 holds (4294901760 bytes: each "
-     "channel keeps a batch for other buffers); --bytes capacity models a full kernel"),
     (["bitstream", "--board", "ulx3s"],
      "board must be one of ulx3s-85f, ecp5-5g-evn, not 'ulx3s'"),
     (["qor", "--part", "place"], "invalid choice: 'place'"),

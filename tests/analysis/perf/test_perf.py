@@ -130,7 +130,8 @@ def test_model_command(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["model", "--config", "u280", "--bytes", "4G"],
-     "records must be at most u280's capacity (536862720), not 536870912"),
+     "--bytes 4G is more than u280 holds (4294901760 bytes: each channel keeps a batch for "
+     "other buffers); --bytes capacity models a full kernel"),
     (["model", "--config", "u280", "--bytes", "12"],
      "--bytes must be a multiple of the record size (8), not 12"),
     (["model", "--config", "u280", "--bytes", "lots"],

@@ -72,8 +72,10 @@ def test_first_job_after_power_up(name, count):
         "TOPSORT_PAUSE": 0.2}, results=f"results_{count}.xml")
 
 
-@pytest.mark.parametrize("flags", [(), ("-g2005",)], ids=["cocotb-default", "g2005"])
-@pytest.mark.parametrize("name", ["tiny", "small"])
+@pytest.mark.parametrize("name, flags", [
+    ("tiny", ()), ("tiny", ("-g2005",)), ("small", ()),
+    pytest.param("small", ("-g2005",), marks=pytest.mark.slow)],
+    ids=["tiny-cocotb-default", "tiny-g2005", "small-cocotb-default", "small-g2005"])
 def test_every_signal_defined_from_power_up(name, flags):
     case = f"power_up_{name}_{'_'.join(flags) or 'default'}_{WORKER}"
     run_bench([shared_kernel(name)], "topsort", "cocotb_kernel", case, build_args=flags,
