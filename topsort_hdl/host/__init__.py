@@ -12,17 +12,9 @@ advance time while the host waits.
 """
 
 from ..core.contract import Layout, default_halves, default_report_address
-from .run import (
-    Device,
-    KernelError,
-    Registers,
-    RunResult,
-    pack_records,
-    reassemble,
-    run_sort,
-    unpack_records,
-)
+from .records import pack_records, record_dtype, unpack_array, unpack_records
+from .run import Device, KernelError, Registers, RunResult, reassemble, run_sort
 
 __all__ = ["Device", "RunResult", "KernelError", "Layout", "Registers", "default_halves",
-           "default_report_address", "run_sort", "reassemble", "pack_records",
-           "unpack_records"]
+           "default_report_address", "run_sort", "reassemble", "pack_records", "record_dtype",
+           "unpack_array", "unpack_records"]

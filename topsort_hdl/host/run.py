@@ -1,9 +1,8 @@
 """Run a sort on a TopSort kernel the way XRT does: lay the records out in the trees' buffer
 halves, program the arguments, start, poll ap_done, read the completion report and reassemble
-the result (:func:`run_sort`), over any :class:`Device`; and the record file format.
+the result (:func:`run_sort`), over any :class:`Device`.
 """
 
-import struct
 from dataclasses import dataclass
 
 from ..core.contract import (
@@ -21,8 +20,7 @@ from ..core.contract import (
     status_names,
 )
 
-__all__ = ["Device", "RunResult", "KernelError", "Registers", "run_sort", "reassemble",
-           "pack_records", "unpack_records"]
+__all__ = ["Device", "RunResult", "KernelError", "Registers", "run_sort", "reassemble"]
 
 
 class Device:
@@ -137,11 +135,3 @@ class Registers:
     def offset(self, name):
         return self.offsets[name]
 
-
-def pack_records(records):
-    """``(key, value)`` pairs as the record file format: little-endian, key in the upper word."""
-    return b"".join(struct.pack("<II", value, key) for key, value in records)
-
-
-def unpack_records(data):
-    return [(key, value) for value, key in struct.iter_unpack("<II", data)]
