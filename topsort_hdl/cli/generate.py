@@ -17,14 +17,20 @@ def add_parser(commands):
 
 def run(args):
     from ..targets.kernel_verilog import generate
+    from ..targets.vitis.project import check_vitis_config
 
     config = config_of(args)
+    try:
+        check_vitis_config(config)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     out = args.out or Path("build") / config.name
     print(f"generating {config.name}: {config.summary()}", file=sys.stderr, flush=True)
     try:
         done = generate(config, out)
     except OSError as error:
         raise UsageError(f"cannot write {out}: {error.strerror}") from None
+
     print(f"wrote {done['verilog']} ({done['bytes'] / 1e6:.1f} MB: {done['modules']} distinct "
           f"blocks, {done['instances']} instances), {out / 'registers.json'} and "
           f"{out / 'layout.json'} in {done['seconds']:.1f} s", file=sys.stderr)

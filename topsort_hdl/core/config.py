@@ -10,17 +10,16 @@ from .params import (
     MAX_MERGE_RATE,
     check_power_of_two,
     check_range,
-    check_record_widths,
 )
 from .tree_shape import MAX_LEAVES
 
-__all__ = ["KernelConfig", "PRESETS", "config_from", "RECORD_BITS", "MAX_TREE_RATE",
-           "COUNT_BITS"]
+__all__ = ["KernelConfig", "PRESETS", "config_from", "KEY_BITS", "RECORD_BITS", "COUNT_BITS"]
 
-RECORD_BITS = 64        # key_bits + value_bits: 8-byte records
-# A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest data bus.
-# (Phase 2's root, reuse * rate records, is a merge unit: at most MAX_MERGE_RATE.)
-MAX_TREE_RATE = MAX_DATA_WIDTH // RECORD_BITS
+# A record is one little-endian integer of key_bits + value_bits bits, the key in its upper
+# bits: 4, 8 or 16 bytes (a power of two: records tile beats, bursts and batches), the key 32 or
+# 64 bits (docs/record-formats.md).
+RECORD_BITS = (32, 64, 128)
+KEY_BITS = (32, 64)
 COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 # A kernel clock an FPGA can run: the performance model's figures mean nothing outside it.
 CLOCK_HZ_RANGE = (1_000_000, 1_000_000_000)
@@ -80,7 +79,15 @@ class KernelConfig:
                 object.__setattr__(self, name, BoardDefault(getattr(board, name), self.board))
         check_power_of_two("trees", self.trees, high=64, low=2)
         check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
-        check_power_of_two("rate", self.rate, high=MAX_TREE_RATE)
+        if self.key_bits not in KEY_BITS:
+            raise ValueError(f"key_bits must be 32 or 64, not {self.key_bits}")
+        record_bits = self.key_bits + self.value_bits
+        if record_bits not in RECORD_BITS:
+            raise ValueError(f"key_bits + value_bits must be 32, 64 or 128 (4, 8 or 16-byte "
+                             f"records), not {record_bits}")
+        # A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest
+        # data bus. (Phase 2's root, reuse * rate records, is one merge unit: MAX_MERGE_RATE.)
+        check_power_of_two("rate", self.rate, high=MAX_DATA_WIDTH // record_bits)
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
                              f"leaves take one record per cycle, not {self.rate}")
@@ -92,10 +99,6 @@ class KernelConfig:
         if self.reuse * self.rate > MAX_MERGE_RATE:
             raise ValueError(f"reuse * rate must be at most {MAX_MERGE_RATE} (phase 2's root is "
                              f"one merge unit), not {self.reuse * self.rate}")
-        if self.key_bits + self.value_bits != RECORD_BITS:
-            raise ValueError(f"key_bits + value_bits must be {RECORD_BITS} (8-byte records), not "
-                             f"{self.key_bits + self.value_bits}")
-        check_record_widths(self.key_bits, self.value_bits)
         if 2 * self.trees > board.channels:
             raise ValueError(f"trees must be at most {board.channels // 2} on {board.name} "
                              f"(two channels each), not {self.trees}")

@@ -72,7 +72,11 @@ def test_split_records():
     (["reuse=1"], "reuse must be a power of two between 2 and 16, not 1"),
     (["leaves=1"], "leaves must be a power of two between 2 and 256, not 1"),
     (["trees=1"], "trees must be a power of two between 2 and 64, not 1"),
-    (["key_bits=40"], "key_bits . value_bits must be 64"),
+    (["key_bits=40"], "key_bits must be 32 or 64, not 40"),
+    (["key_bits=64"], "key_bits . value_bits must be 32, 64 or 128 .4, 8 or 16-byte "
+                      "records., not 96"),
+    (["key_bits=64", "value_bits=64", "rate=16", "leaves=32"],
+     "rate must be a power of two between 1 and 8, not 16"),
     (["trees=32"], "trees must be at most 16 on u280"),
     (["batch_bytes=1024"], "batch_bytes must be at least 4096 .write_burst_bytes 4096, reuse "
                            ". the 64-byte beat 256., not 1024"),

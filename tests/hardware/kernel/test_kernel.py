@@ -2,6 +2,7 @@
 ``topsort_hdl/sim/cocotb/cocotb_kernel.py``)."""
 
 import functools
+import json
 import os
 
 import pytest
@@ -70,6 +71,27 @@ def test_first_job_after_power_up(name, count):
     first_job_bench(name).run("cocotb_kernel", {
         "TOPSORT_CONFIG": name, "TOPSORT_MODE": "first", "TOPSORT_RECORDS": count,
         "TOPSORT_PAUSE": 0.2}, results=f"results_{count}.xml")
+
+
+@functools.cache
+def format_bench(key_bits, value_bits):
+    """tiny's kernel for records of ``key_bits + value_bits``, built once per worker."""
+    overrides = [f"key_bits={key_bits}", f"value_bits={value_bits}"]
+    case = f"first_jobs_tiny_k{key_bits}_v{value_bits}_{WORKER}"
+    source = write_kernel(config_from("tiny", overrides), case)
+    return build_bench([source], "topsort", case), overrides
+
+
+# Records of 4 and 16 bytes (8-byte keys alone under `slow`) on tiny's shape: the first job
+# after power-up on both sides of its first two pass boundaries and past the third.
+@pytest.mark.parametrize("count", [1, 12, 36, 130])
+@pytest.mark.parametrize("key_bits, value_bits", [
+    (32, 0), (64, 64), pytest.param(64, 0, marks=pytest.mark.slow)])
+def test_records_of_every_width_sort_exactly(key_bits, value_bits, count):
+    bench, overrides = format_bench(key_bits, value_bits)
+    bench.run("cocotb_kernel", {
+        "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(overrides), "TOPSORT_MODE": "first",
+        "TOPSORT_RECORDS": count, "TOPSORT_PAUSE": 0.2}, results=f"results_{count}.xml")
 
 
 @pytest.mark.parametrize("name, flags", [

@@ -339,7 +339,7 @@ def test_self_test_refuses_what_it_cannot_check():
         SelfTest, config, regs, [BistJob(1)], inject="input")
     assert "key_mask must be a 32-bit value" in error_of(BistJob, 4, key_mask=1 << 32)
     assert "key_bits and value_bits must be 32" in error_of(
-        SelfTest, config_from("demo", ["key_bits=40", "value_bits=24"]), regs, [BistJob(1)])
+        SelfTest, config_from("demo", ["key_bits=64", "value_bits=0"]), regs, [BistJob(1)])
 
 
 def test_nextpnr_report_is_read(tmp_path):

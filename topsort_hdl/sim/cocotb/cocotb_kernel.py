@@ -67,6 +67,15 @@ class KernelXmlRegisters:
 
 REGISTERS = KernelXmlRegisters(CONFIG)
 LAYOUT = Layout.from_config(CONFIG)
+WIDTHS = CONFIG.key_bits, CONFIG.value_bits     # the record format, for packing
+KEYS = 1 << CONFIG.key_bits
+TOP_KEY = KEYS - 1
+
+
+def keyed(keys):
+    """Records of ``keys``, each with its index as the value (as far as the value holds it:
+    none of it in a key-only record)."""
+    return [(key, i & ((1 << CONFIG.value_bits) - 1)) for i, key in enumerate(keys)]
 
 
 class SimDevice(Device):
@@ -117,7 +126,7 @@ def job_deadline_ns(count):
 
 
 async def sort_records(dut, device, records, halves=None, report_address=None):
-    job = run_sort(device, LAYOUT, REGISTERS, pack_records(records), halves=halves,
+    job = run_sort(device, LAYOUT, REGISTERS, pack_records(records, *WIDTHS), halves=halves,
                    report_address=report_address,
                    poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
     result = await with_timeout(job, job_deadline_ns(len(records)), "ns")
@@ -170,7 +179,8 @@ def check_phase1_memory(device, records, halves=None):
         if not plan.records:
             continue
         address = halves[tree][plan.final_half]
-        got = unpack_records(device.read_memory(address, plan.records * CONFIG.record_bytes))
+        got = unpack_records(device.read_memory(address, plan.records * CONFIG.record_bytes),
+                             *WIDTHS)
         want = model.halves[tree][plan.final_half]
         step = plan.final_run_length
         for start in range(0, plan.records, step):
@@ -212,35 +222,33 @@ def check_bursts_inside(checkers, halves=None, report_address=None):
 
 
 def check_sorted(records, output):
-    got = unpack_records(output)
+    got = unpack_records(output, *WIDTHS)
     assert [k for k, _ in got] == sorted(k for k, _ in records), "keys out of order"
     assert sorted(got) == sorted(records), "the (key, value) multiset changed"
 
 
 def workloads(rng):
-    top = (1 << CONFIG.key_bits) - 1
+    top = TOP_KEY
     cap = CONFIG.capacity
     rate = CONFIG.rate
     n = min(cap, 300)
-    yield "shuffled permutation", [(k, i) for i, k in enumerate(rng.sample(range(n), n))]
-    yield "all equal keys", [(7, i) for i in range(n)]
-    yield "keys 0 and all-ones", [(rng.choice([0, top, rng.randrange(top)]), i)
-                                  for i in range(n)]
-    yield "already sorted", [(k, i) for i, k in enumerate(sorted(rng.randrange(top)
-                                                                  for _ in range(n)))]
-    yield "reversed", [(k, i) for i, k in enumerate(sorted((rng.randrange(top)
-                                                            for _ in range(n)), reverse=True))]
-    yield "few distinct keys", [(rng.choice([3, 1 << 20, top]), i) for i in range(n)]
-    yield "one record", [(rng.randrange(top), 5)]
-    yield "fewer than a bundle", [(rng.randrange(top), i) for i in range(max(1, rate - 1))]
-    yield "no multiple of anything", [(rng.randrange(top), i) for i in range(n - 17 | 1)]
+    yield "shuffled permutation", keyed(rng.sample(range(n), n))
+    yield "all equal keys", keyed([7] * n)
+    yield "keys 0 and all-ones", keyed(rng.choice([0, top, rng.randrange(top)])
+                                       for _ in range(n))
+    yield "already sorted", keyed(sorted(rng.randrange(top) for _ in range(n)))
+    yield "reversed", keyed(sorted((rng.randrange(top) for _ in range(n)), reverse=True))
+    yield "few distinct keys", keyed(rng.choice([3, 1 << 20, top]) for _ in range(n))
+    yield "one record", keyed([rng.randrange(top)])
+    yield "fewer than a bundle", keyed(rng.randrange(top) for _ in range(max(1, rate - 1)))
+    yield "no multiple of anything", keyed(rng.randrange(top) for _ in range(n - 17 | 1))
     # Trees one record apart across a pass boundary: tree 0 makes a pass (ending in pad
     # bundles at its root) that the others do not, so the phase-2 runs differ in length.
     span = CONFIG.trees * CONFIG.runs_per_tree
     for count in (span + 1, CONFIG.trees * CONFIG.runs_per_tree * CONFIG.leaves + 1):
         if count <= cap:
-            yield f"{count} records: uneven trees", [(rng.randrange(top), i)
-                                                     for i in range(count)]
+            yield f"{count} records: uneven trees", keyed(rng.randrange(top)
+                                                          for _ in range(count))
 
 
 @cocotb.test(skip=MODE != "suite")
@@ -278,9 +286,9 @@ async def kernel_flags_bad_arguments_without_memory_traffic(dut):
         ("alignment", 10, good, report + LAYOUT.beat_bytes),   # the report's own: no report
     ]
     for bit, count, bases, where in cases:
-        records = [(rng.randrange(1 << 32), i) for i in range(count)] if count < 10_000 \
+        records = keyed(rng.randrange(KEYS) for _ in range(count)) if count < 10_000 \
             else []
-        data = pack_records(records) if records else bytes(count * CONFIG.record_bytes)
+        data = pack_records(records, *WIDTHS) if records else bytes(count * CONFIG.record_bytes)
         device.write_memory(where, bytes(LAYOUT.report_bytes))
         for checker in checkers:
             checker.bursts["aw"].clear()
@@ -302,7 +310,7 @@ async def kernel_flags_bad_arguments_without_memory_traffic(dut):
                 if written and tree == 0 else []
             assert [b[1:] for b in checker.bursts["aw"]] == reports, (bit, checker.bursts["aw"])
     # And a good job right after.
-    records = [(rng.randrange(1 << 32), i) for i in range(50)]
+    records = keyed(rng.randrange(KEYS) for _ in range(50))
     check_sorted(records, (await sort_records(dut, device, records)).output)
 
 
@@ -318,7 +326,7 @@ async def control_word_is_defined_from_reset(dut):
 async def kernel_recovers_from_a_reset_in_the_middle_of_a_job(dut):
     rng = random.Random(SEED + 2)
     device, _ = await bring_up(dut, Pauses(rng, PAUSE))
-    records = [(rng.randrange(1 << 32), i) for i in range(min(CONFIG.capacity, 400))]
+    records = keyed(rng.randrange(KEYS) for _ in range(min(CONFIG.capacity, 400)))
     job = cocotb.start_soon(sort_records(dut, device, records))
     await ClockCycles(dut.ap_clk, 150)       # well inside phase 1
     job.cancel()
@@ -326,7 +334,7 @@ async def kernel_recovers_from_a_reset_in_the_middle_of_a_job(dut):
     await ClockCycles(dut.ap_clk, 5)
     dut.ap_rst_n.value = 1
     await ClockCycles(dut.ap_clk, 5)
-    records = [(rng.randrange(1 << 32), i) for i in range(min(CONFIG.capacity, 200))]
+    records = keyed(rng.randrange(KEYS) for _ in range(min(CONFIG.capacity, 200)))
     check_sorted(records, (await sort_records(dut, device, records)).output)
 
 
@@ -336,7 +344,7 @@ async def kernel_sorts_a_big_job(dut):
     rng = random.Random(SEED + 3)
     device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
     count = int(os.environ.get("TOPSORT_RECORDS", CONFIG.capacity))
-    records = [(rng.randrange(1 << 32), i) for i in range(count)]
+    records = keyed(rng.randrange(KEYS) for _ in range(count))
     result = await sort_records(dut, device, records)
     check_sorted(records, result.output)
     check_phase1_memory(device, records)
@@ -360,7 +368,7 @@ async def kernel_cycles_over_a_sweep(dut):
     rows = []
     for count in json.loads(os.environ["TOPSORT_COUNTS"]):
         rng = random.Random(f"{SEED}-{count}")      # the same keys in any sweep
-        records = [(rng.randrange(1 << 32), i) for i in range(count)]
+        records = keyed(rng.randrange(KEYS) for _ in range(count))
         result = await sort_records(dut, device, records)
         check_sorted(records, result.output)
         rows.append({"records": count, "phase1_cycles": result.phase1_cycles,
@@ -378,8 +386,8 @@ async def first_job_after_power_up(dut):
     device, checkers = await bring_up(dut, Pauses(random.Random(SEED + 7), PAUSE))
     count = int(os.environ["TOPSORT_RECORDS"])
     keys = random.Random(f"{SEED}-first-{count}")
-    top = (1 << CONFIG.key_bits) - 1
-    records = [(keys.choice([0, top, 7, keys.randrange(top)]), i) for i in range(count)]
+    records = keyed(keys.choice([0, TOP_KEY, 7, keys.randrange(TOP_KEY)])
+                    for _ in range(count))
     result = await sort_records(dut, device, records)
     check_sorted(records, result.output)
     check_phase1_memory(device, records)

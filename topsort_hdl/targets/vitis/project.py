@@ -132,6 +132,18 @@ def board_floorplan(config):
     return plan_floorplan(config, board, **estimates, utilization=0.95)
 
 
+# The record size the hosts (host.cpp, host.py) read, lay out and check.
+HOST_RECORD_BYTES = 8
+
+
+def check_vitis_config(config):
+    """Raise ``ValueError`` if ``config`` is on a board with Vitis files that its hosts cannot
+    drive."""
+    if HBM_BOARDS[config.board].vitis and config.record_bytes != HOST_RECORD_BYTES:
+        raise ValueError(f"the Vitis hosts handle {HOST_RECORD_BYTES}-byte records only so far, "
+                         f"not {config.record_bytes}-byte ones (--set board=sim simulates them)")
+
+
 def write_project(config, out_dir, plan=None):
     """Write the Vitis files for ``config`` into ``out_dir`` (``plan``: its floorplan, default
     :func:`board_floorplan`); return their paths ([] for a board without Vitis platforms,
@@ -139,6 +151,7 @@ def write_project(config, out_dir, plan=None):
     board = HBM_BOARDS[config.board]
     if not board.vitis:
         return []
+    check_vitis_config(config)
     plan = plan or board_floorplan(config)
     _, source = floorplan_estimates(config)
     files = {
