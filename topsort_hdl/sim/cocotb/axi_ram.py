@@ -48,8 +48,9 @@ def quiet(*models):
 
 def start_monitor(dut, prefix, data_width, max_outstanding=None, clock=None, reset=None,
                   reset_active_level=True):
-    """Check every cycle of the master ``<prefix>_*`` with :class:`AxiProtocolChecker`; a
-    cycle in ``reset`` (default ``dut.rst``) starts the checker afresh."""
+    """Check every cycle of the master ``<prefix>_*`` with :class:`AxiProtocolChecker`, and
+    that none of its outputs is ever X or Z; a cycle in ``reset`` (default ``dut.rst``) starts
+    the checker afresh."""
     clock = dut.clk if clock is None else clock
     reset = dut.rst if reset is None else reset
     checker = AxiProtocolChecker(data_width, max_outstanding, name=prefix.rstrip("_"))
