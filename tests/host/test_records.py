@@ -15,6 +15,7 @@ from topsort_hdl.host import pack_records, record_dtype, unpack_array, unpack_re
     (64, 32, [("value", "<u4"), ("key", "<u8")]),
     (32, 0, "<u4"),
     (64, 0, "<u8"),
+    (32, 96, [("value", "<u4", (3,)), ("key", "<u4")]),
 ])
 def test_record_dtypes(key_bits, value_bits, dtype):
     assert record_dtype(key_bits, value_bits) == np.dtype(dtype)
@@ -23,7 +24,7 @@ def test_record_dtypes(key_bits, value_bits, dtype):
 
 @pytest.mark.parametrize("key_bits,value_bits,message", [
     (40, 24, "key_bits must be 32 or 64 for a NumPy record, not 40"),
-    (32, 96, "value_bits must be 0, 32 or 64 for a NumPy record, not 96"),
+    (64, 96, "value_bits must be 0, 32 or 64 \\(96 with 32-bit keys\\) for a NumPy record, not 96"),
 ])
 def test_record_dtype_errors(key_bits, value_bits, message):
     with pytest.raises(ValueError, match=message):
@@ -40,7 +41,8 @@ def test_pairs_pack_as_the_record_file_format():
     assert pack_records([]) == b"" and unpack_records(b"") == []
 
 
-@pytest.mark.parametrize("key_bits,value_bits", [(32, 32), (64, 64), (32, 0), (64, 0)])
+@pytest.mark.parametrize("key_bits,value_bits", [(32, 32), (64, 64), (32, 0), (64, 0),
+                                                 (32, 96)])
 def test_arrays_round_trip_as_little_endian_words(key_bits, value_bits):
     rng = random.Random(key_bits + value_bits)
     pairs = [(rng.getrandbits(key_bits), rng.getrandbits(value_bits) if value_bits else 0)

@@ -231,6 +231,7 @@ def _sort_on_card(card, layout, args, contract):
     from topsort_hdl.core.config import config_from
     from topsort_hdl.core.golden.kernel import KernelModel
     from topsort_hdl.core.plan import split_records, tree_plan
+    from topsort_hdl.host import pack_records, unpack_records
 
     names = [a["name"] for a in layout.arguments]
     value = {name: args[i] for i, name in enumerate(names)}
@@ -238,14 +239,18 @@ def _sort_on_card(card, layout, args, contract):
     halves = [tuple(value[contract.half_argument(i, h)].address() for h in (0, 1))
               for i in range(layout.trees)]
     size = layout.record_bytes
+    widths = layout.record["key_bits"], layout.record["value_bits"]
+    order = value[contract.KEY_ORDER_ARGUMENT]
+    types = {code: name for name, code in contract.KEY_TYPE_CODES.items()}
+    assert order & ~(3 | contract.KEY_ORDER_DESCENDING) == 0 and order & 3 in types, order
     records = []
     for tree, share in enumerate(split_records(count, layout.trees)):
-        raw = card.read(halves[tree][0], share * size)
-        records += [(int.from_bytes(raw[i + 4:i + 8], "little"),
-                     int.from_bytes(raw[i:i + 4], "little")) for i in range(0, len(raw), size)]
-    model = KernelModel(config_from(layout.config))   # (the model reads no board fact)
+        records += unpack_records(card.read(halves[tree][0], share * size), *widths)
+    model = KernelModel(config_from(layout.config),     # (the model reads no board fact)
+                        key_type=types[order & 3],
+                        descending=bool(order & contract.KEY_ORDER_DESCENDING))
     output = model.run(records, halves)
-    stream = b"".join(v.to_bytes(4, "little") + k.to_bytes(4, "little") for k, v in output)
+    stream = pack_records(output, *widths)
     for offset, address, length in model.chunks:
         card.write(address, stream[offset:offset + length])
     plans = [tree_plan(n, layout.leaves, layout.runs_per_tree)

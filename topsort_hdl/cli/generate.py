@@ -17,13 +17,7 @@ def add_parser(commands):
 
 def run(args):
     from ..targets.kernel_verilog import generate
-    from ..targets.vitis.project import check_vitis_config
-
     config = config_of(args)
-    try:
-        check_vitis_config(config)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
     out = args.out or Path("build") / config.name
     print(f"generating {config.name}: {config.summary()}", file=sys.stderr, flush=True)
     try:

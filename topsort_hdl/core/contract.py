@@ -25,7 +25,9 @@ __all__ = [
     "CONTROL", "GIE", "IER", "ISR", "ARGS_BASE", "SLOT_BYTES",
     "AP_START", "AP_DONE", "AP_IDLE", "AP_READY", "AUTO_RESTART", "INTERRUPT",
     "IRQ_DONE", "IRQ_READY", "STATUS_BITS", "status_names",
-    "RECORDS_ARGUMENT", "RECORDS_BITS", "REPORT_ARGUMENT", "half_argument", "kernel_arguments",
+    "RECORDS_ARGUMENT", "RECORDS_BITS", "KEY_ORDER_ARGUMENT", "KEY_ORDER_BITS", "KEY_TYPE_CODES",
+    "KEY_ORDER_DESCENDING", "key_order_word", "order_key", "REPORT_ARGUMENT", "half_argument",
+    "kernel_arguments",
     "REPORT_VERSION", "REPORT_FIELDS", "REPORT_TREES_OFFSET", "REPORT_TREE_BYTES",
     "REPORT_TREE_FIELDS", "report_bytes", "report_alignment", "Report", "ReportError",
     "parse_report", "pack_report",
@@ -49,6 +51,7 @@ STATUS_BITS = {
     "overlap": 2,       # two buffers (halves, report) overlap
     "read_error": 3,    # an error response (or a bad command) on a read port
     "write_error": 4,   # an error response on a write port
+    "key_order": 5,     # key_order names no key type, or sets a bit the kernel does not use
 }
 
 
@@ -61,6 +64,32 @@ def status_names(status):
 RECORDS_ARGUMENT = "records"
 RECORDS_BITS = 32       # the record count: pyxrt passes 32-bit scalars safely
 REPORT_ARGUMENT = "report"
+# The key type and order of a job: bits 1..0 the key type (KEY_TYPE_CODES), bit 2 descending,
+# every other bit 0. Floats are IEEE 754 binary32 or binary64 by the key's width.
+KEY_ORDER_ARGUMENT = "key_order"
+KEY_ORDER_BITS = 32
+KEY_TYPE_CODES = {"unsigned": 0, "signed": 1, "float": 2}
+KEY_ORDER_DESCENDING = 1 << 2
+
+
+def key_order_word(key_type="unsigned", descending=False):
+    """The ``key_order`` argument that sorts keys of ``key_type`` (a name of
+    :data:`KEY_TYPE_CODES`), ``descending`` or not."""
+    if key_type not in KEY_TYPE_CODES:
+        raise ValueError(f"key_type must be one of {', '.join(KEY_TYPE_CODES)}, not "
+                         f"{key_type!r}")
+    return KEY_TYPE_CODES[key_type] | (KEY_ORDER_DESCENDING if descending else 0)
+
+
+def order_key(key, key_bits, key_type="unsigned", descending=False):
+    """The unsigned key the kernel compares for ``key`` (the ``key_bits`` the host wrote) of
+    ``key_type``: ascending order of these is the order asked for. A host checks a result with
+    it; the golden model's vectorised form is ``topsort_hdl.core.golden.order.order_keys``."""
+    word = key_order_word(key_type, descending)     # (checks the type)
+    mask, sign = (1 << key_bits) - 1, 1 << (key_bits - 1)
+    if key_type != "unsigned":
+        key ^= sign if key_type == "signed" or not key & sign else mask
+    return key ^ mask if word & KEY_ORDER_DESCENDING else key
 
 
 def half_argument(tree, half):
@@ -69,10 +98,11 @@ def half_argument(tree, half):
 
 def kernel_arguments(shape):
     """The kernel's arguments for ``shape`` (anything with ``trees``: a configuration or a
-    :class:`Layout`), in register order, as ``(name, bits)``: the record count, each tree's
-    two buffer halves (64-bit addresses; its records start in half 0), then the report buffer.
-    Separate halves let a host allocate each in its own bank."""
-    return ([(RECORDS_ARGUMENT, RECORDS_BITS)]
+    :class:`Layout`), in register order, as ``(name, bits)``: the record count, the key order
+    (:func:`key_order_word`), each tree's two buffer halves (64-bit addresses; its records
+    start in half 0), then the report buffer. Separate halves let a host allocate each in its
+    own bank."""
+    return ([(RECORDS_ARGUMENT, RECORDS_BITS), (KEY_ORDER_ARGUMENT, KEY_ORDER_BITS)]
             + [(half_argument(i, h), 64) for i in range(shape.trees) for h in (0, 1)]
             + [(REPORT_ARGUMENT, 64)])
 
@@ -186,7 +216,17 @@ def layout_descriptor(config, registers=None, channel_map=None, kernel=None):
             "word": f"one little-endian {record_bits}-bit word per record: key in bits "
                     f"[{record_bits - 1}:{config.value_bits}], value in bits "
                     f"[{config.value_bits - 1}:0]",
-            "order": "ascending by key; the order of equal keys' values is not specified",
+            "order": "by key, as the job's key_order argument says; the order of equal keys' "
+                     "values is not specified",
+            "key_order": {
+                "argument": KEY_ORDER_ARGUMENT,
+                "types": dict(KEY_TYPE_CODES),
+                "descending": KEY_ORDER_DESCENDING,
+                "rule": "bits 1..0 the key type, bit 2 descending, every other bit 0 (else "
+                        "status key_order); signed keys are two's complement, float keys IEEE "
+                        "754 binary32 or binary64 by key_bits, in totalOrder (-NaN < -inf < "
+                        "... < -0 < +0 < ... < +inf < +NaN); descending is the exact reverse",
+            },
         },
         "trees": trees, "leaves": config.leaves, "rate": config.rate,
         "reuse": config.reuse, "group": config.group, "runs_per_tree": config.runs_per_tree,

@@ -9,11 +9,13 @@ from ..core.contract import (
     AP_DONE,
     AP_START,
     CONTROL,
+    KEY_ORDER_ARGUMENT,
     RECORDS_ARGUMENT,
     REPORT_ARGUMENT,
     default_halves,
     default_report_address,
     half_argument,
+    key_order_word,
     kernel_arguments,
     output_chunks,
     split_records,
@@ -69,8 +71,10 @@ class RunResult:
 
 
 async def run_sort(device, layout, registers, data, halves=None, report_address=None,
-                   poll_interval=None):
-    """Sort ``data`` (records of the layout's record size) on ``device``; return a
+                   poll_interval=None, key_type="unsigned", descending=False):
+    """Sort ``data`` (records of the layout's record size) on ``device`` by their keys as
+    ``key_type`` (``"unsigned"``, ``"signed"`` or ``"float"``) in ascending order, or
+    ``descending``; return a
     :class:`RunResult` whose ``output`` is the sorted records and ``report`` the kernel's
     completion report. Raises :class:`KernelError` when the report's status is not 0 (then
     nothing else is read back).
@@ -81,6 +85,7 @@ async def run_sort(device, layout, registers, data, halves=None, report_address=
     :func:`default_report_address`) the report. ``poll_interval`` is an awaitable factory
     called between polls of ap_done.
     """
+    order = key_order_word(key_type, descending)
     size = layout.record_bytes
     if len(data) % size:
         raise ValueError(f"data must be a whole number of {size}-byte records, "
@@ -94,7 +99,8 @@ async def run_sort(device, layout, registers, data, halves=None, report_address=
         device.write_memory(halves[tree][0], data[offset:offset + share * size])
         offset += share * size
     # Like XRT: every argument word, then ap_start; completion from ap_done alone.
-    values = {RECORDS_ARGUMENT: count, REPORT_ARGUMENT: report_address}
+    values = {RECORDS_ARGUMENT: count, KEY_ORDER_ARGUMENT: order,
+              REPORT_ARGUMENT: report_address}
     values.update({half_argument(i, h): halves[i][h] for i in range(layout.trees)
                    for h in (0, 1)})
     for name, bits in kernel_arguments(layout):

@@ -31,9 +31,8 @@ def generate(config, out_dir, vitis=True, port_stages=None):
     start = time.perf_counter()
     plan = None
     if vitis:
-        from .vitis.project import board_floorplan, check_vitis_config
+        from .vitis.project import board_floorplan
 
-        check_vitis_config(config)      # (before the Verilog: that takes a minute on u280)
         plan = board_floorplan(config)
         if plan is not None and port_stages is None:
             port_stages = plan.stages

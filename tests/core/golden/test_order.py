@@ -8,7 +8,9 @@ import struct
 import numpy as np
 import pytest
 
+from topsort_hdl.core.contract import order_key
 from topsort_hdl.core.golden.order import check_key_order, order_keys, ordered, restore_keys
+from topsort_hdl.core.golden.workloads import special_keys
 
 FLOAT = {32: ("<f", "<I", 23), 64: ("<d", "<Q", 52)}
 
@@ -32,19 +34,20 @@ def total_order(width, bits):
 
 
 def adversarial_floats(width, rng):
-    """NaNs of both signs and several payloads (quiet and signalling), +-0, +-inf, subnormals,
-    the extremes, equal values, and random bit patterns."""
-    exponent = ((1 << (width - 1)) - 1) ^ ((1 << FLOAT[width][2]) - 1)      # all ones
-    sign = 1 << (width - 1)
-    top_fraction = 1 << (FLOAT[width][2] - 1)
-    nans = [exponent | top_fraction, exponent | 1, exponent | top_fraction | 5, exponent | 2]
-    special = nans + [n | sign for n in nans] + [
-        0, sign, exponent, exponent | sign,                 # +-0, +-inf
-        1, 1 | sign, top_fraction, top_fraction | sign,     # subnormals
-        1 << FLOAT[width][2], (1 << FLOAT[width][2]) | sign,     # smallest normals
-        exponent - 1, (exponent - 1) | sign,                # largest finite
-        float_bits(width, 1.0), float_bits(width, -1.0), float_bits(width, 1.0)]
-    return special + [rng.getrandbits(width) for _ in range(300)]
+    """The special keys (NaNs of both signs and several payloads, +-0, +-inf, subnormals, the
+    extremes), twice (equal keys), and random bit patterns."""
+    special = special_keys("float", width)
+    return special + special + [rng.getrandbits(width) for _ in range(300)]
+
+
+def test_special_float_keys_are_what_they_say():
+    for width, (pack, bits, _) in FLOAT.items():
+        values = [struct.unpack(pack, struct.pack(bits, k))[0] for k in special_keys("float",
+                                                                                     width)]
+        assert sum(map(math.isnan, values)) >= 8     # (all-ones is a NaN too)
+        assert {1.0, -1.0, math.inf, -math.inf} <= set(values)
+        assert any(v == 0 and math.copysign(1, v) < 0 for v in values)
+        assert any(0 < abs(v) < (1.18e-38 if width == 32 else 2.3e-308) for v in values)
 
 
 @pytest.mark.parametrize("width", [32, 64])
@@ -100,3 +103,14 @@ def test_the_transform_is_undone_bit_for_bit(key_type, width, descending):
 def test_key_order_errors(key_type, width, message):
     with pytest.raises(ValueError, match=message):
         check_key_order(key_type, width)
+
+
+@pytest.mark.parametrize("key_type,width", [("unsigned", 32), ("signed", 32), ("signed", 64),
+                                            ("float", 32), ("float", 64)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_the_hosts_key_is_the_models(key_type, width, descending):
+    """The contract's scalar order_key (what host.py checks with) is order_keys, key by key."""
+    keys = special_keys(key_type, width) + [random.Random(width).getrandbits(width)
+                                            for _ in range(100)]
+    assert [order_key(k, width, key_type, descending) for k in keys] == \
+        order_keys(keys, key_type, width, descending).tolist()

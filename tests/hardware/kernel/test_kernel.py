@@ -77,6 +77,9 @@ def test_first_job_after_power_up(name, count):
 def format_bench(key_bits, value_bits):
     """tiny's kernel for records of ``key_bits + value_bits``, built once per worker."""
     overrides = [f"key_bits={key_bits}", f"value_bits={value_bits}"]
+    tiny = config_from("tiny")
+    if (key_bits, value_bits) == (tiny.key_bits, tiny.value_bits):
+        return first_job_bench("tiny"), overrides
     case = f"first_jobs_tiny_k{key_bits}_v{value_bits}_{WORKER}"
     source = write_kernel(config_from("tiny", overrides), case)
     return build_bench([source], "topsort", case), overrides
@@ -94,6 +97,19 @@ def test_records_of_every_width_sort_exactly(key_bits, value_bits, count):
     bench.run("cocotb_kernel", {
         "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(overrides), "TOPSORT_MODE": "first",
         "TOPSORT_RECORDS": count, "TOPSORT_PAUSE": 0.2}, results=f"results_{count}.xml")
+
+
+# Every key type and order, back to back on one kernel of tiny's shape, for every record size:
+# 4, 8 and 16-byte records (32-bit keys alone, with 32-bit values, 64-bit keys with 64-bit
+# values); 64-bit keys alone and 32-bit keys with 96-bit values under `slow`.
+@pytest.mark.parametrize("key_bits, value_bits", [
+    (32, 32), (32, 0), (64, 64), pytest.param(64, 0, marks=pytest.mark.slow),
+    pytest.param(32, 96, marks=pytest.mark.slow)])
+def test_every_key_type_and_order_sorts_exactly(key_bits, value_bits):
+    bench, overrides = format_bench(key_bits, value_bits)
+    bench.run("cocotb_kernel", {
+        "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(overrides),
+        "TOPSORT_MODE": "orders", "TOPSORT_PAUSE": 0.2}, results="results_orders.xml")
 
 
 @pytest.mark.parametrize("name, flags", [

@@ -2,10 +2,13 @@
 
 Merges are modelled by key only (the hardware's order among equal keys is its own), so the
 model's memory is compared with the RTL's as sorted-run structure: the same runs, each with the
-same keys in order and the same (key, value) multiset.
+same keys in order and the same (key, value) multiset. Keys are ordered as a job's key type
+and order say (:mod:`.order`): the model merges the keys ``T`` gives, as the hardware does, and
+its memory holds the host's keys.
 """
 
 from ..plan import leaf_regions, output_bases, phase2_leaves, split_records, tree_plan
+from .order import order_keys, restore_keys
 
 __all__ = ["KernelModel"]
 
@@ -23,11 +26,18 @@ class KernelModel:
     output for the given ``addresses``, ``addresses[i] = (half 0, half 1)`` of tree i).
     """
 
-    def __init__(self, config):
+    def __init__(self, config, key_type="unsigned", descending=False):
         self.config = config
+        self.order = dict(key_type=key_type, key_bits=config.key_bits, descending=descending)
+        order_keys([], **self.order)        # (checks the order)
+
+    def _map(self, records, transform):
+        keys = transform([k for k, _ in records], **self.order).tolist()
+        return [(k, v) for k, (_, v) in zip(keys, records, strict=True)]
 
     def run(self, records, addresses=None):
         c = self.config
+        records = self._map(records, order_keys)
         counts = split_records(len(records), c.trees)
         self.plans, self.halves, self.passes = [], [], []
         start = 0
@@ -55,7 +65,10 @@ class KernelModel:
         leaves = phase2_leaves(self.plans, c.reuse, c.leaves)
         runs = [self.halves[tree][half][first:first + count]
                 for row in leaves for tree, half, first, count in row]
-        self.output = _merge(runs)
+        self.output = self._map(_merge(runs), restore_keys)
+        self.halves = [[self._map(half, restore_keys) for half in pair] for pair in self.halves]
+        self.passes = [[[self._map(run, restore_keys) for run in step] for step in history]
+                       for history in self.passes]
         if addresses is not None:
             from .memory import batch_chunks
 

@@ -14,12 +14,13 @@ their bits as the host wrote them.
 
 import numpy as np
 
+from ..contract import KEY_TYPE_CODES
 from ..params import check_range
 
 __all__ = ["KEY_TYPES", "FLOAT_KEY_BITS", "check_key_order", "key_dtype", "order_keys",
            "restore_keys", "ordered"]
 
-KEY_TYPES = ("unsigned", "signed", "float")
+KEY_TYPES = tuple(KEY_TYPE_CODES)
 FLOAT_KEY_BITS = (32, 64)       # IEEE 754 binary32 and binary64
 
 

@@ -6,7 +6,31 @@ shows in a multiset comparison even when its key has equal twins.
 
 import itertools
 
-__all__ = ["KEY_PATTERNS", "make_keys", "make_run_pair", "make_runs"]
+__all__ = ["KEY_PATTERNS", "make_keys", "make_run_pair", "make_runs", "special_keys"]
+
+FLOAT_FRACTION_BITS = {32: 23, 64: 52}     # IEEE 754 binary32, binary64
+
+
+def special_keys(key_type, key_bits):
+    """The keys a ``key_type`` key of ``key_bits`` gets wrong first, each once: 0, 1 and
+    all-ones, and the type's edges: for signed keys the extremes and -1; for floats NaNs of both
+    signs and several payloads (quiet and signalling), +-0, +-inf, subnormals, the smallest
+    normals, the largest finite values and +-1.0."""
+    top, sign = (1 << key_bits) - 1, 1 << (key_bits - 1)
+    keys = [0, 1, top, sign - 1, sign, sign + 1]        # (signed: 0, 1, -1, max, min, min + 1)
+    if key_type == "float":
+        fraction = FLOAT_FRACTION_BITS[key_bits]
+        infinity = (sign - 1) ^ ((1 << fraction) - 1)
+        quiet = 1 << (fraction - 1)
+        one = ((1 << (key_bits - fraction - 2)) - 1) << fraction
+        nans = [infinity | quiet, infinity | 1, infinity | quiet | 5, infinity | 2]
+        keys += nans + [n | sign for n in nans] + [
+            infinity, infinity | sign,                      # +-inf
+            quiet, quiet | sign,                            # subnormals (1 and 1 | sign above)
+            1 << fraction, (1 << fraction) | sign,          # smallest normals
+            infinity - 1, (infinity - 1) | sign,            # largest finite
+            one, one | sign]                                # +-1.0
+    return keys
 
 
 def _uniform(rng, count, max_key):

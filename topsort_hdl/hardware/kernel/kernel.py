@@ -20,6 +20,8 @@ from amaranth.utils import exact_log2
 from ...core.boards import HBM_BOARDS
 from ...core.config import COUNT_BITS
 from ...core.contract import (
+    KEY_ORDER_ARGUMENT,
+    RECORDS_ARGUMENT,
     REPORT_ARGUMENT,
     REPORT_FIELDS,
     REPORT_TREE_BYTES,
@@ -39,6 +41,7 @@ from ..tree import MergeTree, ReuseSwitch
 from .arguments import argument_checks
 from .controller import TreeController
 from .feeder import LeafFeeder
+from .key_order import KEY_ORDER_CONTROL, KeyOrderBeat, decode_key_order
 from .packer import RootPacker
 from .report import ReportWriter
 
@@ -95,10 +98,10 @@ def master_port(tree):
 
 
 def argument_ports(config):
-    """Per argument, the interface it is read through: the control port for the record count,
-    tree i's master for its halves, tree 0's for the report (the port a host's buffer must be
-    reachable from)."""
-    ports = {"records": CONTROL_PORT}
+    """Per argument, the interface it is read through: the control port for the record count
+    and the key order, tree i's master for its halves, tree 0's for the report (the port a
+    host's buffer must be reachable from)."""
+    ports = {RECORDS_ARGUMENT: CONTROL_PORT, KEY_ORDER_ARGUMENT: CONTROL_PORT}
     ports.update({half_argument(i, h): master_port(i) for i in range(config.trees)
                   for h in (0, 1)})
     ports[REPORT_ARGUMENT] = master_port(REPORT_PORT)
@@ -109,11 +112,26 @@ def kernel_counters(config):
     return ["phase1_cycles", "phase2_cycles"]
 
 
-def _connect_read(m, port, reader):
+def _connect_read(m, port, reader, keys):
+    """The read half of ``port`` to ``reader``, its data through ``keys`` (a
+    :class:`KeyOrderBeat`)."""
     for name in READ_FROM_MASTER:
         m.d.comb += getattr(port, name).eq(getattr(reader, name))
     for name in READ_TO_MASTER:
-        m.d.comb += getattr(reader, name).eq(getattr(port, name))
+        if name == "rdata":
+            m.d.comb += [keys.i.eq(port.rdata), reader.rdata.eq(keys.o)]
+        else:
+            m.d.comb += getattr(reader, name).eq(getattr(port, name))
+
+
+def _write_through(m, source, writer, keys):
+    """``source``'s beats (a stream) into ``writer``'s, their records through ``keys``."""
+    m.d.comb += [
+        writer.i.valid.eq(source.valid),
+        keys.i.eq(source.payload),
+        writer.i.payload.eq(keys.o),
+        source.ready.eq(writer.i.ready),
+    ]
 
 
 def _connect_write(m, port, writer, enable=None):
@@ -183,7 +201,16 @@ class TopSortKernel(wiring.Component):
         wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)
         m.d.comb += self.interrupt.eq(regs.interrupt)
         args = regs.args
-        records = args.records
+        records = args[RECORDS_ARGUMENT]
+        # The job's key order, decoded from its argument and held from ap_start to the end.
+        order_control, bad_order = decode_key_order(args[KEY_ORDER_ARGUMENT])
+        order = Signal(KEY_ORDER_CONTROL)
+        order_bad = Signal()
+
+        def key_order(name, side, count=c.rate):    # (a beat is a root bundle)
+            keys = dp.submodules[name] = KeyOrderBeat(record, count, side)
+            dp.d.comb += keys.order.eq(order)
+            return keys
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
         report_addr = args[REPORT_ARGUMENT]
 
@@ -261,17 +288,15 @@ class TopSortKernel(wiring.Component):
                 writer.cmd.payload.eq(control.writer_cmd.payload),
                 control.writer_cmd.ready.eq(writer.cmd.ready),
                 control.writer_done.eq(writer.done),
-                writer.i.valid.eq(packer.o.valid),
-                writer.i.payload.eq(packer.o.payload),
-                packer.o.ready.eq(writer.i.ready),
             ]
+            _write_through(dp, packer.o, writer, key_order(f"write_order{i}", "write"))
             # Tree i's share of the records; its buffer halves.
             # (the last tree never takes an extra one: no constant compare for it)
             extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
             share = (records >> tree_shift) + extra
             m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
                          control.halves[1].eq(halves[i][1])]
-            _connect_read(m, ports[i], reader.axi)
+            _connect_read(m, ports[i], reader.axi, key_order(f"read_order{i}", "read"))
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
         packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
@@ -279,11 +304,8 @@ class TopSortKernel(wiring.Component):
             p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
             max_outstanding=c.write_outstanding, length_bits=c.length_bits))
         wiring.connect(dp, switch.wide, packer2.i)
-        dp.d.comb += [
-            writer2.i.valid.eq(packer2.o.valid),
-            writer2.i.payload.eq(packer2.o.payload),
-            packer2.o.ready.eq(writer2.i.ready),
-        ]
+        _write_through(dp, packer2.o, writer2,
+                       key_order("phase2_order", "write", reuse * c.rate))
         # The report, through tree 0's port after phase 2 (its writer sees the port only then).
         report_size = report_bytes(trees, p.beat_bytes)
         reporter = block("report_writer", ReportWriter(p, report_size // p.beat_bytes))
@@ -385,13 +407,16 @@ class TopSortKernel(wiring.Component):
                 with m.If(regs.start):
                     m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
                                  checks.pair_a.eq(0), checks.pair_b.eq(1), idle.eq(0),
-                                 Cat(passes).eq(0)]
+                                 Cat(passes).eq(0), order.eq(order_control),
+                                 order_bad.eq(bad_order)]
                     m.next = "CHECK"
             with m.State("CHECK"):
                 with m.If(checks.over):
                     m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
                 with m.If(checks.misaligned):
                     m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
+                with m.If(order_bad):
+                    m.d.sync += status[STATUS_BITS["key_order"]].eq(1)
                 m.d.sync += report_ok.eq(~checks.bad_report)
                 m.next = "PAIRS"
             with m.State("PAIRS"):

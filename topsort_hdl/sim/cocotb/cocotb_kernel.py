@@ -4,10 +4,10 @@ HBM (one cocotbext-axi ``AxiRam`` per master over one shared memory, every chann
 random), arguments and ap_start over ``AxiLiteMaster``, ap_done polled, result reassembled.
 
 Environment: TOPSORT_CONFIG (preset), TOPSORT_SET (JSON list of KEY=VALUE), TOPSORT_MODE
-(``suite``, ``bulk`` with TOPSORT_RECORDS, ``sweep`` with TOPSORT_COUNTS, or ``file`` with
-TOPSORT_INPUT, TOPSORT_OUTPUT),
-TOPSORT_STATS (cycle counts as JSON), TOPSORT_PAUSE (probability a memory channel pauses in a
-cycle), TOPSORT_SEED.
+(``suite``, ``bulk`` with TOPSORT_RECORDS, ``sweep`` with TOPSORT_COUNTS, ``first`` with
+TOPSORT_RECORDS, ``orders``, ``power_up``, or ``file`` with TOPSORT_INPUT, TOPSORT_OUTPUT,
+TOPSORT_KEY_TYPE and TOPSORT_DESCENDING), TOPSORT_STATS (cycle counts as JSON), TOPSORT_PAUSE
+(probability a memory channel pauses in a cycle), TOPSORT_SEED.
 """
 
 import json
@@ -27,6 +27,7 @@ from topsort_hdl.core.config import config_from
 from topsort_hdl.core.contract import (
     AP_IDLE,
     CONTROL,
+    KEY_ORDER_ARGUMENT,
     REPORT_VERSION,
     STATUS_BITS,
     Layout,
@@ -35,6 +36,8 @@ from topsort_hdl.core.contract import (
     default_report_address,
 )
 from topsort_hdl.core.golden.kernel import KernelModel
+from topsort_hdl.core.golden.order import FLOAT_KEY_BITS, KEY_TYPES, order_keys
+from topsort_hdl.core.golden.workloads import special_keys
 from topsort_hdl.core.plan import split_records, tree_plan
 from topsort_hdl.core.register_map import RegisterMap
 from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters, master_port
@@ -125,10 +128,27 @@ def job_deadline_ns(count):
     return (20_000 + 40 * count) * 10
 
 
-async def sort_records(dut, device, records, halves=None, report_address=None):
+ASCENDING = {"key_type": "unsigned", "descending": False}
+
+
+def key_orders():
+    """Every key type the record format has (floats at 32 and 64-bit keys), in both orders,
+    as :func:`run_sort`'s keywords."""
+    return [{"key_type": key_type, "descending": descending} for key_type in KEY_TYPES
+            for descending in (False, True)
+            if key_type != "float" or CONFIG.key_bits in FLOAT_KEY_BITS]
+
+
+def order_of(keys, order):
+    """``keys`` as the kernel compares them under ``order`` (:func:`key_orders`' keywords)."""
+    return order_keys(keys, key_bits=CONFIG.key_bits, **order).tolist()
+
+
+async def sort_records(dut, device, records, halves=None, report_address=None,
+                       order=ASCENDING):
     job = run_sort(device, LAYOUT, REGISTERS, pack_records(records, *WIDTHS), halves=halves,
                    report_address=report_address,
-                   poll_interval=lambda: ClockCycles(dut.ap_clk, 20))
+                   poll_interval=lambda: ClockCycles(dut.ap_clk, 20), **order)
     result = await with_timeout(job, job_deadline_ns(len(records)), "ns")
     await check_report(device, result.report, len(records))
     return result
@@ -169,10 +189,10 @@ def shuffled_halves(rng):
             for i in range(CONFIG.trees)]
 
 
-def check_phase1_memory(device, records, halves=None):
+def check_phase1_memory(device, records, halves=None, order=ASCENDING):
     """The runs phase 1 left in each tree's final half, against the golden kernel model: the
     same runs, each in key order with the same (key, value) multiset."""
-    model = KernelModel(CONFIG)
+    model = KernelModel(CONFIG, **order)
     model.run(records)
     halves = halves or default_halves(LAYOUT)
     for tree, plan in enumerate(model.plans):
@@ -185,7 +205,8 @@ def check_phase1_memory(device, records, halves=None):
         step = plan.final_run_length
         for start in range(0, plan.records, step):
             run = got[start:start + step]
-            assert [k for k, _ in run] == sorted(k for k, _ in run), (tree, start, "order")
+            keys = order_of([k for k, _ in run], order)
+            assert keys == sorted(keys), (tree, start, "order")
             assert sorted(run) == sorted(want[start:start + step]), (tree, start, "records")
 
 
@@ -221,9 +242,12 @@ def check_bursts_inside(checkers, halves=None, report_address=None):
                     (master_port(tree), kind, hex(address), hex(end))
 
 
-def check_sorted(records, output):
+def check_sorted(records, output, order=ASCENDING):
+    """``output`` holds ``records`` in ``order`` (the golden order's keys, compared one by one)
+    and the (key, value) multiset is the same."""
     got = unpack_records(output, *WIDTHS)
-    assert [k for k, _ in got] == sorted(k for k, _ in records), "keys out of order"
+    want = order_of([k for k, _ in records], order)
+    assert order_of([k for k, _ in got], order) == sorted(want), f"keys out of order {order}"
     assert sorted(got) == sorted(records), "the (key, value) multiset changed"
 
 
@@ -394,6 +418,77 @@ async def first_job_after_power_up(dut):
     for checker in checkers:
         checker.idle()
     check_bursts_inside(checkers)
+
+
+def order_keys_workload(order, rng):
+    """Keys that get ``order`` wrong first: its type's special keys (NaNs, +-0, +-inf,
+    subnormals, the extremes) twice each among random bit patterns, shuffled; then the special
+    keys and more random ones already in the order asked for, and the same reversed."""
+    special = special_keys(order["key_type"], CONFIG.key_bits)
+    shuffled = special * 2 + [rng.getrandbits(CONFIG.key_bits) for _ in range(20)]
+    rng.shuffle(shuffled)
+    more = special + [rng.getrandbits(CONFIG.key_bits) for _ in range(10)]
+    in_order = [k for _, k in sorted(zip(order_of(more, order), more, strict=True))]
+    return shuffled + in_order + in_order[::-1]
+
+
+class KeyOrderOverride(Device):
+    """``device``, with every write of the key_order argument replaced by ``word``."""
+
+    def __init__(self, device, word):
+        self.device, self.word = device, word
+
+    async def write_register(self, offset, value):
+        if offset == REGISTERS.offset(KEY_ORDER_ARGUMENT):
+            value = self.word
+        await self.device.write_register(offset, value)
+
+    async def read_register(self, offset):
+        return await self.device.read_register(offset)
+
+    def write_memory(self, address, data):
+        self.device.write_memory(address, data)
+
+    def read_memory(self, address, length):
+        return self.device.read_memory(address, length)
+
+
+@cocotb.test(skip=MODE != "orders")
+async def kernel_sorts_every_key_type_and_order(dut):
+    """One job per key type and order, back to back on one kernel (the order changes every
+    job): special keys shuffled, in order and reversed, every channel pausing at random; the
+    output exactly in the golden order, the runs phase 1 left in memory as the golden model's,
+    values with their keys. Then a job of equal keys, a key_order no type has (flagged, no
+    memory traffic but the report) and a good job after it."""
+    rng = random.Random(SEED + 9)
+    device, checkers = await bring_up(dut, Pauses(rng, PAUSE))
+    for order in key_orders():
+        records = keyed(order_keys_workload(order, rng))
+        result = await sort_records(dut, device, records, order=order)
+        check_sorted(records, result.output, order)
+        check_phase1_memory(device, records, order=order)
+        dut._log.info("%s: %d records", order, len(records))
+    equal = {"key_type": "float", "descending": True} if CONFIG.key_bits in FLOAT_KEY_BITS \
+        else ASCENDING
+    records = keyed([TOP_KEY] * 70)
+    check_sorted(records, (await sort_records(dut, device, records, order=equal)).output, equal)
+    for word in (3, 1 << 3, 1 << 31):
+        for checker in checkers:
+            checker.bursts["ar"].clear()
+        records = keyed(rng.getrandbits(CONFIG.key_bits) for _ in range(20))
+        try:
+            await run_sort(KeyOrderOverride(device, word), LAYOUT, REGISTERS,
+                           pack_records(records, *WIDTHS),
+                           poll_interval=lambda: ClockCycles(dut.ap_clk, 5))
+        except KernelError as error:
+            assert error.status == 1 << STATUS_BITS["key_order"], (word, hex(error.status))
+            await check_report(device, error.report, len(records), error.status)
+        else:
+            raise AssertionError(f"key_order {word:#x} accepted")
+        assert all(checker.bursts["ar"] == [] for checker in checkers), word
+    order = key_orders()[-1]
+    records = keyed(order_keys_workload(order, rng))
+    check_sorted(records, (await sort_records(dut, device, records, order=order)).output, order)
 
 
 def undefined_signals(scope, path=""):

@@ -117,21 +117,23 @@ def _splits(total, parts):
 
 def tree_cells(config, tree):
     """Cell paths of tree ``tree``'s logic, relative to the kernel's top: its merge tree (in
-    the reuse switch for a reused tree), leaf feeders, read and write engines, packer and
-    controller. Its port's register stages are left to the placer, along the way."""
+    the reuse switch for a reused tree), leaf feeders, read and write engines with their key
+    transforms, packer and controller. Its port's register stages are left to the placer,
+    along the way."""
     datapath = "kernel/datapath"
     reused = {t: i for i, t in enumerate(config.reused_trees)}
     cells = [f"{datapath}/reuse/tree{reused[tree]}" if tree in reused
              else f"{datapath}/tree{tree}"]
-    cells += [f"{datapath}/{block}{tree}" for block in ("reader", "writer", "packer",
-                                                        "controller")]
+    cells += [f"{datapath}/{block}{tree}" for block in ("reader", "read_order", "writer",
+                                                        "write_order", "packer", "controller")]
     cells += [f"{datapath}/feeder{tree}_{j}" for j in range(config.leaves)]
     return cells
 
 
 # Phase 2's logic and the control block: on the HBM die with the write ports.
 PHASE2_CELLS = ("kernel/datapath/reuse/extra_*", "kernel/datapath/reuse/couple*",
-                "kernel/datapath/phase2_packer", "kernel/datapath/phase2_writer")
+                "kernel/datapath/phase2_packer", "kernel/datapath/phase2_order",
+                "kernel/datapath/phase2_writer")
 CONTROL_CELL = "kernel/registers"
 
 

@@ -30,16 +30,21 @@ def config_header(config):
     values = {
         "TREES": config.trees, "REUSE": config.reuse, "GROUP": config.group,
         "BATCH_BYTES": config.batch_bytes, "HALF_BYTES": config.half_bytes,
-        "RECORD_BYTES": config.record_bytes, "VALUE_BITS": config.value_bits,
+        "RECORD_BYTES": config.record_bytes, "KEY_BITS": config.key_bits,
+        "VALUE_BITS": config.value_bits,
         "CAPACITY": config.capacity, "CLOCK_HZ": config.clock_hz,
         "REPORT_VERSION": contract.REPORT_VERSION,
         "REPORT_BYTES": contract.report_bytes(config.trees, config.data_width // 8),
         "REPORT_TREES_OFFSET": contract.REPORT_TREES_OFFSET,
         "REPORT_TREE_BYTES": contract.REPORT_TREE_BYTES,
         "RECORDS_ARG": arguments.index(contract.RECORDS_ARGUMENT),
+        "KEY_ORDER_ARG": arguments.index(contract.KEY_ORDER_ARGUMENT),
+        "KEY_ORDER_DESCENDING": contract.KEY_ORDER_DESCENDING,
         "FIRST_HALF_ARG": arguments.index(contract.half_argument(0, 0)),
         "REPORT_ARG": arguments.index(contract.REPORT_ARGUMENT),
     }
+    values.update({f"KEY_TYPE_{name.upper()}": code
+                   for name, code in contract.KEY_TYPE_CODES.items()})
     values.update({f"REPORT_{name.upper()}_OFFSET": offset
                    for name, offset, _ in contract.REPORT_FIELDS})
     values.update({f"REPORT_TREE_{name.upper()}_OFFSET": offset
@@ -53,6 +58,10 @@ def config_header(config):
     lines += [f"constexpr uint64_t {name} = {value}ULL;" for name, value in values.items()]
     lines.append(f"// status bit i is STATUS_NAMES[i]\nconstexpr const char *STATUS_NAMES[] = "
                  f"{{{status}}};")
+    types = ", ".join(f'"{name}"' for name, _ in sorted(contract.KEY_TYPE_CODES.items(),
+                                                         key=lambda item: item[1]))
+    lines.append(f"// key type code i is KEY_TYPE_NAMES[i]\nconstexpr const char "
+                 f"*KEY_TYPE_NAMES[] = {{{types}}};")
     lines.append("}  // namespace topsort")
     return "\n".join(lines) + "\n"
 
@@ -66,6 +75,7 @@ def makefile(config, board):
 #   make host              build the C++ host (XRT)
 #   make run IN=records.bin OUT=sorted.bin    run the C++ host on the card
 #   make run-py IN=... OUT=...                run the Python host (pyxrt + topsort_hdl)
+#   (ORDER="--key-type float --descending" sorts another key type or order)
 # Needs Vitis and XRT set up (source <Vitis>/settings64.sh and /opt/xilinx/xrt/setup.sh).
 PLATFORM ?= {default}
 # Other platforms for this board: {others}
@@ -132,18 +142,6 @@ def board_floorplan(config):
     return plan_floorplan(config, board, **estimates, utilization=0.95)
 
 
-# The record size the hosts (host.cpp, host.py) read, lay out and check.
-HOST_RECORD_BYTES = 8
-
-
-def check_vitis_config(config):
-    """Raise ``ValueError`` if ``config`` is on a board with Vitis files that its hosts cannot
-    drive."""
-    if HBM_BOARDS[config.board].vitis and config.record_bytes != HOST_RECORD_BYTES:
-        raise ValueError(f"the Vitis hosts handle {HOST_RECORD_BYTES}-byte records only so far, "
-                         f"not {config.record_bytes}-byte ones (--set board=sim simulates them)")
-
-
 def write_project(config, out_dir, plan=None):
     """Write the Vitis files for ``config`` into ``out_dir`` (``plan``: its floorplan, default
     :func:`board_floorplan`); return their paths ([] for a board without Vitis platforms,
@@ -151,7 +149,6 @@ def write_project(config, out_dir, plan=None):
     board = HBM_BOARDS[config.board]
     if not board.vitis:
         return []
-    check_vitis_config(config)
     plan = plan or board_floorplan(config)
     _, source = floorplan_estimates(config)
     files = {

@@ -5,6 +5,7 @@
 // layout.json states in words.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,29 @@
 #include "topsort_config.h"
 
 namespace topsort {
+
+// A record as it is in memory: RECORD_BYTES little-endian bytes, the value in the low
+// VALUE_BITS, the key above it.
+using Record = std::array<uint8_t, RECORD_BYTES>;
+
+inline uint64_t key_of(const Record &record) {
+    uint64_t key = 0;
+    for (unsigned i = KEY_BITS / 8; i-- > 0;) key = key << 8 | record[VALUE_BITS / 8 + i];
+    return key;
+}
+
+// The key the kernel compares for `key` under a key_order argument (KEY_TYPE_* in bits 1..0,
+// KEY_ORDER_DESCENDING): ascending order of these is the order asked for. Signed keys flip
+// their sign bit; floats (IEEE 754 totalOrder) flip it when clear and invert every bit when
+// set; descending inverts every bit.
+inline uint64_t order_key(uint64_t key, uint32_t key_order) {
+    const uint64_t mask = KEY_BITS == 64 ? ~0ULL : (1ULL << KEY_BITS) - 1;
+    const uint64_t sign = 1ULL << (KEY_BITS - 1);
+    const uint32_t type = key_order & 3;
+    if (type == KEY_TYPE_SIGNED) key ^= sign;
+    if (type == KEY_TYPE_FLOAT) key ^= key & sign ? mask : sign;
+    return key_order & KEY_ORDER_DESCENDING ? key ^ mask : key;
+}
 
 // Records of tree i: the first (count % TREES) trees take one more.
 inline uint64_t tree_records(uint64_t count, unsigned tree) {
