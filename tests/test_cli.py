@@ -331,17 +331,27 @@ def test_a_simulation_failure_names_the_first_error_of_its_log(tmp_path):
 
 
 def test_sort_in_place(tmp_path):
-    # The same file in and out: read before the sorted records replace it.
+    # The same file in and out: read before the sorted records replace it. Float keys,
+    # descending (IEEE 754 totalOrder reversed: NaNs, infinities and zeros of both signs).
     import struct
 
+    import numpy as np
+
+    from topsort_hdl.core.golden.order import order_keys
+
     path = tmp_path / "data.bin"
-    records = _records_file(path, 37)
+    floats = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), -float("nan"), 1.5, -2.5]
+    keys = [struct.unpack("<I", struct.pack("<f", f))[0] for f in floats * 4] + [1, 2**31 + 1]
+    records = [(k, i) for i, k in enumerate(keys)]
+    path.write_bytes(b"".join(struct.pack("<II", v, k) for k, v in records))
     result = run_cli("sort", "--config", "tiny", "--input", str(path), "--output", str(path),
-                     "--build", str(tmp_path / "build"))
+                     "--build", str(tmp_path / "build"), "--key-type", "float", "--descending")
     assert result.returncode == 0, result.stderr
-    assert "sorted 37 records" in result.stdout
+    assert "sorted 34 records (272 bytes) on tiny by float 32-bit keys, descending" in \
+        result.stdout
     got = [(k, v) for v, k in struct.iter_unpack("<II", path.read_bytes())]
-    assert [k for k, _ in got] == sorted(k for k, _ in records)
+    ordered = order_keys([k for k, _ in got], "float", 32, descending=True)
+    assert np.all(ordered[:-1] <= ordered[1:])
     assert sorted(got) == sorted(records)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "data.bin"]
 

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from ..core.config import config_from
+from ..core.contract import KEY_TYPE_CODES
 from .options import PROG, UsageError, add_config_options, config_of, require
 
 __all__ = ["add_parser", "run", "sort_config", "SORT_CONFIGS"]
@@ -22,6 +23,11 @@ def add_parser(commands):
                              f"{', '.join(SORT_CONFIGS)} that holds the input)")
     sort.add_argument("--input", required=True, type=Path, help="record file to sort")
     sort.add_argument("--output", required=True, type=Path, help="sorted record file to write")
+    sort.add_argument("--key-type", choices=list(KEY_TYPE_CODES), default="unsigned",
+                      help="how keys order (default unsigned): signed is two's complement, "
+                           "float IEEE 754 totalOrder at the key's width (--set key_bits=64 "
+                           "for doubles)")
+    sort.add_argument("--descending", action="store_true", help="largest key first")
     sort.add_argument("--sim", choices=["icarus", "verilator"], default="icarus",
                       help="simulator (default icarus)")
     sort.add_argument("--seed", type=int, default=1, help="seed of the memory's random pauses")
@@ -130,7 +136,8 @@ def run(args):
     partial = Path(partial)
     try:
         stats = simulate_sort(config, args.input, partial, sim=args.sim, seed=args.seed,
-                              pause=args.pause, waves=args.waves, build_root=args.build)
+                              pause=args.pause, waves=args.waves, build_root=args.build,
+                              key_type=args.key_type, descending=args.descending)
         partial.chmod(mode)
         partial.replace(args.output)
     except SimulationError as error:

@@ -70,7 +70,7 @@ def _kernel_source(config, build):
     return verilog
 
 
-def report_lines(config, report):
+def report_lines(config, report, key_type="unsigned", descending=False):
     """Cycles per phase, records/cycle against the ideal, and what that means in GB/s, from
     the kernel's completion report (a :class:`topsort_hdl.core.contract.Report`)."""
     records, phase1_cycles, phase2_cycles = (report.records, report.phase1_cycles,
@@ -78,7 +78,8 @@ def report_lines(config, report):
     passes = max(report.passes, default=0)
     clock = config.clock_hz
     nbytes = records * config.record_bytes
-    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name}: "
+    order = f"{key_type} {config.key_bits}-bit keys, {'de' if descending else 'a'}scending"
+    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name} by {order}: "
              f"{passes} phase-1 passes, then one phase-2 pass"]
     ideal1 = config.trees * config.rate
     ideal2 = config.reuse * config.rate
@@ -132,9 +133,11 @@ def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None):
 
 
 def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
-                  waves=None, progress=True, build_root=BUILD):
-    """Sort ``input_path`` into ``output_path`` on the RTL; return the run's statistics. The
-    kernel's Verilog and the simulation go to ``build_root/sort/<config>-<sim>/``."""
+                  waves=None, progress=True, build_root=BUILD, key_type="unsigned",
+                  descending=False):
+    """Sort ``input_path`` into ``output_path`` on the RTL, by keys of ``key_type`` in
+    ascending order or ``descending``; return the run's statistics. The kernel's Verilog and
+    the simulation go to ``build_root/sort/<config>-<sim>/``."""
     build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}"
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
@@ -155,7 +158,8 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
         "TOPSORT_MODE": "file", "TOPSORT_INPUT": str(Path(input_path).resolve()),
         "TOPSORT_OUTPUT": str(Path(output_path).resolve()), "TOPSORT_STATS": str(stats_path),
         "TOPSORT_PROGRESS": str(progress_path), "TOPSORT_PAUSE": str(pause),
-        "TOPSORT_SEED": str(seed),
+        "TOPSORT_SEED": str(seed), "TOPSORT_KEY_TYPE": key_type,
+        "TOPSORT_DESCENDING": "1" if descending else "0",
     }
     if waves:   # the runner silences Icarus' dumps ("-none"); a later "-vcd" wins
         env["SIM_CMD_SUFFIX"] = "-vcd"
@@ -165,7 +169,8 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
         raise _failure(log, status)
     stats = json.loads(stats_path.read_text())
     stats["seconds"] = seconds
-    stats["report"] = report_lines(config, Report(**stats["kernel_report"])) + [
+    stats["report"] = report_lines(config, Report(**stats["kernel_report"]), key_type,
+                                   descending) + [
         f"simulated in {stats['seconds']:.0f} s ({sim}); log {log}"]
     return stats
 

@@ -48,11 +48,12 @@ def test_parts_are_the_emitted_kernels_and_groups_count_every_instance():
     assert tree.count("leaf_feeder") == config.leaves
     assert sorted(set(tree) - {"leaf_feeder"}) == sorted(
         ["tree_p4_l8", "read_engine_l8_b512", "write_engine_p1", "root_packer_e4",
-         "tree_controller"])
+         "tree_controller", "key_order_read_x4", "key_order_write_x4"])
     assert set(groups["reused tree"]) - set(tree) == {"read_engine_l8_b1024",
                                                        "tree_controller_reused"}
     assert sorted(groups["phase-2 extras"]) == sorted(
-        ["coupler_e4", "coupler_e4", "merge_unit_8", "root_packer_e8", "write_engine_p2"])
+        ["coupler_e4", "coupler_e4", "merge_unit_8", "root_packer_e8", "write_engine_p2",
+         "key_order_write_x8"])
     everything = groups["kernel"]
     assert everything.count("tree_p4_l8") == config.trees
     assert everything.count("leaf_feeder") == config.trees * config.leaves

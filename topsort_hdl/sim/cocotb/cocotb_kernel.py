@@ -547,7 +547,9 @@ async def sort_file(dut):
             with open(progress, "w") as out:
                 json.dump({"cycles": int(get_sim_time("ns")) // 10, "phase": "sorting"}, out)
 
-    job = run_sort(device, LAYOUT, REGISTERS, data, poll_interval=poll)
+    order = {"key_type": os.environ.get("TOPSORT_KEY_TYPE", "unsigned"),
+             "descending": os.environ.get("TOPSORT_DESCENDING") == "1"}
+    job = run_sort(device, LAYOUT, REGISTERS, data, poll_interval=poll, **order)
     result = await with_timeout(job, job_deadline_ns(len(data) // CONFIG.record_bytes), "ns")
     with open(os.environ["TOPSORT_OUTPUT"], "wb") as out:
         out.write(result.output)
