@@ -38,7 +38,7 @@ def run_cli(*args):
     (["unit", "mms", "--stages", "9", "--out", "x.v"],
      "network_stages must be between 0 and 3, not 9"),
     (["unit", "bitonic", "--key-bits", "0", "--out", "x.v"],
-     "key_bits must be between 1 and 128, not 0"),
+     "key_bits must be between 1 and 256, not 0"),
     (["unit", "cas", "--name", "2bad", "--out", "x.v"],
      "name must be a Verilog identifier, not '2bad'"),
     (["bench", "mms", "--rate", "3"], "rate must be a power of two between 1 and 32, not 3"),

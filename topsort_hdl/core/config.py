@@ -13,13 +13,17 @@ from .params import (
 )
 from .tree_shape import MAX_LEAVES
 
-__all__ = ["KernelConfig", "PRESETS", "config_from", "KEY_BITS", "RECORD_BITS", "COUNT_BITS"]
+__all__ = ["KernelConfig", "PRESETS", "config_from", "KEY_BITS", "RECORD_BITS", "EQUAL_KEYS",
+           "COUNT_BITS"]
 
 # A record is one little-endian integer of key_bits + value_bits bits, the key in its upper
 # bits: 4, 8 or 16 bytes (a power of two: records tile beats, bursts and batches), the key 32 or
 # 64 bits (docs/record-formats.md).
 RECORD_BITS = (32, 64, 128)
 KEY_BITS = (32, 64)
+# Records of equal keys leave in "any" order (the merges are exact, not stable), or ordered
+# "by_value": the merge logic compares whole records, the key first (docs/record-formats.md).
+EQUAL_KEYS = ("any", "by_value")
 COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 # A kernel clock an FPGA can run: the performance model's figures mean nothing outside it.
 CLOCK_HZ_RANGE = (1_000_000, 1_000_000_000)
@@ -58,6 +62,7 @@ class KernelConfig:
     reuse: int = 4
     key_bits: int = 32
     value_bits: int = 32
+    equal_keys: str = "any"
     read_burst_bytes: int = 1024     # phase-1 reads
     reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
                                      # pairs through the HBM crossbar
@@ -81,6 +86,9 @@ class KernelConfig:
         check_power_of_two("leaves", self.leaves, high=MAX_LEAVES, low=2)
         if self.key_bits not in KEY_BITS:
             raise ValueError(f"key_bits must be 32 or 64, not {self.key_bits}")
+        if self.equal_keys not in EQUAL_KEYS:
+            raise ValueError(f"equal_keys must be one of {', '.join(EQUAL_KEYS)}, not "
+                             f"{self.equal_keys!r}")
         record_bits = self.key_bits + self.value_bits
         if record_bits not in RECORD_BITS:
             raise ValueError(f"key_bits + value_bits must be 32, 64 or 128 (4, 8 or 16-byte "
@@ -187,12 +195,19 @@ class KernelConfig:
     def capacity(self):
         return self.trees * self.tree_capacity
 
+    @property
+    def compare_bits(self):
+        """The bits the merge logic compares: the key's, or the whole record's when equal keys
+        are ordered by value."""
+        return self.key_bits + (self.value_bits if self.equal_keys == "by_value" else 0)
+
     def summary(self):
+        ties = "; equal keys by value" if self.equal_keys == "by_value" else ""
         return (f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "
                 f"phase 2: {self.reuse} trees, {self.reuse * self.leaves} leaves, "
                 f"{self.reuse * self.rate} records/cycle; {self.data_width}-bit AXI; "
                 f"capacity {self.capacity} records ({self.capacity * self.record_bytes} B) on "
-                f"{self.board} at {self.clock_hz / 1e6:g} MHz")
+                f"{self.board} at {self.clock_hz / 1e6:g} MHz{ties}")
 
 
 PRESETS = {
@@ -228,7 +243,7 @@ def config_from(name="u280", overrides=()):
         if not sep or key not in fields or key == "name":
             allowed = ", ".join(k for k in fields if k != "name")
             raise ValueError(f"--set takes KEY=VALUE with KEY one of {allowed}, not {item!r}")
-        if key == "board":
+        if fields[key].type in (str, "str"):
             changes[key] = value
             continue
         try:

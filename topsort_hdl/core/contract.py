@@ -216,8 +216,11 @@ def layout_descriptor(config, registers=None, channel_map=None, kernel=None):
             "word": f"one little-endian {record_bits}-bit word per record: key in bits "
                     f"[{record_bits - 1}:{config.value_bits}], value in bits "
                     f"[{config.value_bits - 1}:0]",
-            "order": "by key, as the job's key_order argument says; the order of equal keys' "
-                     "values is not specified",
+            "order": "by key, as the job's key_order argument says; " + (
+                "equal keys by value (unsigned, ascending in both orders): with row indices as "
+                "values, a stable sort" if config.equal_keys == "by_value" else
+                "the order of equal keys' values is not specified"),
+            "equal_keys": config.equal_keys,
             "key_order": {
                 "argument": KEY_ORDER_ARGUMENT,
                 "types": dict(KEY_TYPE_CODES),

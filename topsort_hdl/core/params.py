@@ -11,7 +11,9 @@ __all__ = ["MAX_MERGE_RATE", "check_int", "check_positive", "check_at_least",
 # trees of 8 records per cycle). The MMS unit and its bitonic network, the root packer that
 # packs a root's output, the MMS model and `topsort-hdl bench mms` all take this limit.
 MAX_MERGE_RATE = 32
-MAX_FIELD_BITS = 128
+# A field of a record: a 16-byte record compared whole (equal keys ordered by value) is a
+# 128-bit key, and 129 bits inside a merge tree (its pad flag above the key).
+MAX_FIELD_BITS = 256
 
 
 def check_int(name, value):

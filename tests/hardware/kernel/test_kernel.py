@@ -74,13 +74,14 @@ def test_first_job_after_power_up(name, count):
 
 
 @functools.cache
-def format_bench(key_bits, value_bits):
-    """tiny's kernel for records of ``key_bits + value_bits``, built once per worker."""
-    overrides = [f"key_bits={key_bits}", f"value_bits={value_bits}"]
+def format_bench(key_bits, value_bits, equal_keys="any"):
+    """tiny's kernel for records of ``key_bits + value_bits`` (equal keys as ``equal_keys``
+    says), built once per worker."""
+    overrides = [f"key_bits={key_bits}", f"value_bits={value_bits}", f"equal_keys={equal_keys}"]
     tiny = config_from("tiny")
-    if (key_bits, value_bits) == (tiny.key_bits, tiny.value_bits):
+    if (key_bits, value_bits, equal_keys) == (tiny.key_bits, tiny.value_bits, tiny.equal_keys):
         return first_job_bench("tiny"), overrides
-    case = f"first_jobs_tiny_k{key_bits}_v{value_bits}_{WORKER}"
+    case = f"first_jobs_tiny_k{key_bits}_v{value_bits}_{equal_keys}_{WORKER}"
     source = write_kernel(config_from("tiny", overrides), case)
     return build_bench([source], "topsort", case), overrides
 
@@ -101,12 +102,16 @@ def test_records_of_every_width_sort_exactly(key_bits, value_bits, count):
 
 # Every key type and order, back to back on one kernel of tiny's shape, for every record size:
 # 4, 8 and 16-byte records (32-bit keys alone, with 32-bit values, 64-bit keys with 64-bit
-# values); 64-bit keys alone and 32-bit keys with 96-bit values under `slow`.
-@pytest.mark.parametrize("key_bits, value_bits", [
-    (32, 32), (32, 0), (64, 64), pytest.param(64, 0, marks=pytest.mark.slow),
-    pytest.param(32, 96, marks=pytest.mark.slow)])
-def test_every_key_type_and_order_sorts_exactly(key_bits, value_bits):
-    bench, overrides = format_bench(key_bits, value_bits)
+# values), and 8-byte records with equal keys ordered by value (the output then exactly a stable
+# sort's); 64-bit keys alone, 32-bit keys with 96-bit values and 16-byte records ordered by
+# value under `slow`.
+@pytest.mark.parametrize("key_bits, value_bits, equal_keys", [
+    (32, 32, "any"), (32, 0, "any"), (64, 64, "any"), (32, 32, "by_value"),
+    pytest.param(64, 0, "any", marks=pytest.mark.slow),
+    pytest.param(32, 96, "any", marks=pytest.mark.slow),
+    pytest.param(64, 64, "by_value", marks=pytest.mark.slow)])
+def test_every_key_type_and_order_sorts_exactly(key_bits, value_bits, equal_keys):
+    bench, overrides = format_bench(key_bits, value_bits, equal_keys)
     bench.run("cocotb_kernel", {
         "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(overrides),
         "TOPSORT_MODE": "orders", "TOPSORT_PAUSE": 0.2}, results="results_orders.xml")

@@ -275,7 +275,7 @@ def test_mms_parameter_errors(kwargs, error, message):
 
 
 def test_record_and_network_parameter_errors():
-    with pytest.raises(ValueError, match="key_bits must be between 1 and 128, not 0"):
+    with pytest.raises(ValueError, match="key_bits must be between 1 and 256, not 0"):
         RecordLayout(0, 32)
     with pytest.raises(ValueError, match="value_bits must be between 0 and 128, not 129"):
         RecordLayout(32, 129)

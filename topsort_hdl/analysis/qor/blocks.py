@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from ...hardware.block import verilog_instances, verilog_modules, verilog_subset
 from ...hardware.merge import MmsMergeUnit, SelectMergeUnit
-from ...hardware.records import RecordLayout, tree_record
+from ...hardware.kernel.kernel import merge_record
+from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import tree_merge_unit
 from ...targets.kernel_verilog import kernel_verilog
 
@@ -62,7 +63,7 @@ class KernelParts:
 
 def merge_unit(config, rate):
     """The merge unit of ``config``'s trees at ``rate``, built as the trees build it."""
-    return tree_merge_unit(tree_record(RecordLayout(config.key_bits, config.value_bits)), rate)
+    return tree_merge_unit(tree_record(merge_record(config)), rate)
 
 
 def _port_stages(config):

@@ -212,14 +212,14 @@ def pnr_blocks(config):
     """The blocks measured after place and route, for ``config``'s records: a merge unit per
     rate up to 8 (16 and 32 do not fit the 85F) and the demo's two merge trees."""
     from ...hardware.kernel.kernel import LEAF_DEPTH
-    from ...hardware.records import RecordLayout
+    from ...hardware.kernel.kernel import merge_record
     from ...hardware.tree import MergeTree
     from .blocks import merge_unit
 
     blocks = [PnrBlock(f"merge_unit_{rate}", lambda rate=rate: merge_unit(config, rate),
                     f"merge unit, {rate} record{'s' if rate > 1 else ''}/cycle")
               for rate in (1, 2, 4, 8)]
-    record = RecordLayout(config.key_bits, config.value_bits)
+    record = merge_record(config)
     for rate, leaves in ((config.rate, config.leaves),
                          (config.rate * config.reuse, config.leaves * config.reuse)):
         blocks.append(PnrBlock(f"tree_p{rate}_l{leaves}",

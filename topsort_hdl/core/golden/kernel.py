@@ -4,7 +4,9 @@ Merges are modelled by key only (the hardware's order among equal keys is its ow
 model's memory is compared with the RTL's as sorted-run structure: the same runs, each with the
 same keys in order and the same (key, value) multiset. Keys are ordered as a job's key type
 and order say (:mod:`.order`): the model merges the keys ``T`` gives, as the hardware does, and
-its memory holds the host's keys.
+its memory holds the host's keys. A configuration that orders equal keys by value
+(``equal_keys="by_value"``) merges by the whole record, the key first: then the model's memory
+and output are exactly the hardware's.
 """
 
 from ..plan import leaf_regions, output_bases, phase2_leaves, split_records, tree_plan
@@ -13,8 +15,9 @@ from .order import order_keys, restore_keys
 __all__ = ["KernelModel"]
 
 
-def _merge(runs):
-    return sorted((record for run in runs for record in run), key=lambda r: r[0])
+def _merge(runs, by_value=False):
+    return sorted((record for run in runs for record in run),
+                  key=(lambda r: r) if by_value else (lambda r: r[0]))
 
 
 class KernelModel:
@@ -30,6 +33,7 @@ class KernelModel:
         self.config = config
         self.order = dict(key_type=key_type, key_bits=config.key_bits, descending=descending)
         order_keys([], **self.order)        # (checks the order)
+        self.by_value = config.equal_keys == "by_value"
 
     def _map(self, records, transform):
         keys = transform([k for k, _ in records], **self.order).tolist()
@@ -53,7 +57,8 @@ class KernelModel:
                     region = source[first:first + length]
                     leaf_runs.append([region[k * step.run_length:(k + 1) * step.run_length]
                                       for k in range(groups)])
-                out_runs = [_merge(leaf[g] for leaf in leaf_runs) for g in range(step.groups)]
+                out_runs = [_merge((leaf[g] for leaf in leaf_runs), self.by_value)
+                            for g in range(step.groups)]
                 expected = [step.run_length * step.active] * (step.groups - 1)
                 lengths = [len(r) for r in out_runs]
                 assert lengths[:-1] == expected, (tree, step, lengths)  # regular layout
@@ -65,7 +70,7 @@ class KernelModel:
         leaves = phase2_leaves(self.plans, c.reuse, c.leaves)
         runs = [self.halves[tree][half][first:first + count]
                 for row in leaves for tree, half, first, count in row]
-        self.output = self._map(_merge(runs), restore_keys)
+        self.output = self._map(_merge(runs, self.by_value), restore_keys)
         self.halves = [[self._map(half, restore_keys) for half in pair] for pair in self.halves]
         self.passes = [[[self._map(run, restore_keys) for run in step] for step in history]
                        for history in self.passes]

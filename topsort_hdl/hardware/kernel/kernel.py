@@ -45,8 +45,8 @@ from .key_order import KEY_ORDER_CONTROL, KeyOrderBeat, decode_key_order
 from .packer import RootPacker
 from .report import ReportWriter
 
-__all__ = ["TopSortKernel", "tree_read_engine", "kernel_arguments", "kernel_counters",
-           "argument_ports", "half_argument", "master_port", "STATUS_BITS",
+__all__ = ["TopSortKernel", "merge_record", "tree_read_engine", "kernel_arguments",
+           "kernel_counters", "argument_ports", "half_argument", "master_port", "STATUS_BITS",
            "CONTROL_ADDR_WIDTH", "CONTROL_PORT"]
 
 CONTROL_ADDR_WIDTH = 12
@@ -64,6 +64,13 @@ READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
 WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache",
                      "awprot", "awqos", "awvalid", "wdata", "wstrb", "wlast", "wvalid", "bready")
 WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
+
+
+def merge_record(config):
+    """The records as the merge logic sees them: the key compared, the value carried; with
+    equal keys ordered by value, the whole record is the key (its bits are the same)."""
+    record_bits = config.key_bits + config.value_bits
+    return RecordLayout(config.compare_bits, record_bits - config.compare_bits)
 
 
 def tree_read_engine(config, reused=False):
@@ -195,7 +202,8 @@ class TopSortKernel(wiring.Component):
         m = Module()
         c = self.config
         p = c.axi
-        record = RecordLayout(c.key_bits, c.value_bits)
+        record = RecordLayout(c.key_bits, c.value_bits)     # in memory
+        merged = merge_record(c)                            # in the merge logic
         trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
         regs = m.submodules.registers = self.registers
         wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)
@@ -238,7 +246,7 @@ class TopSortKernel(wiring.Component):
             return elaboratable
 
         reused = {t * group: t for t in range(reuse)}
-        switch = block("reuse", ReuseSwitch(record, reuse, c.rate, leaves,
+        switch = block("reuse", ReuseSwitch(merged, reuse, c.rate, leaves,
                                             leaf_depth=LEAF_DEPTH))
         controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
@@ -258,7 +266,7 @@ class TopSortKernel(wiring.Component):
             writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
                                     batch_bytes=c.batch_bytes,
                                     max_outstanding=c.write_outstanding, length_bits=c.length_bits)
-            packer = RootPacker(record, c.rate, COUNT_BITS)
+            packer = RootPacker(merged, c.rate, COUNT_BITS)
             control = TreeController(c, reused=i in reused)
             block(f"reader{i}", reader)
             block(f"writer{i}", writer)
@@ -272,11 +280,11 @@ class TopSortKernel(wiring.Component):
                 leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
                 root = switch.o[reused[i]]
             else:
-                tree = block(f"tree{i}", MergeTree(record, c.rate, leaves,
+                tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves,
                                                    leaf_depth=LEAF_DEPTH))
                 leaf_ports, root = list(tree.i), tree.o
             for j in range(leaves):
-                feeder = block(f"feeder{i}_{j}", LeafFeeder(record, p, COUNT_BITS))
+                feeder = block(f"feeder{i}_{j}", LeafFeeder(merged, p, COUNT_BITS))
                 wiring.connect(dp, reader.leaf[j], feeder.beats)
                 wiring.connect(dp, feeder.o, leaf_ports[j])
                 wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
@@ -299,7 +307,7 @@ class TopSortKernel(wiring.Component):
             _connect_read(m, ports[i], reader.axi, key_order(f"read_order{i}", "read"))
 
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
-        packer2 = block("phase2_packer", RootPacker(record, reuse * c.rate, COUNT_BITS))
+        packer2 = block("phase2_packer", RootPacker(merged, reuse * c.rate, COUNT_BITS))
         writer2 = block("phase2_writer", AxiWriteEngine(
             p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
             max_outstanding=c.write_outstanding, length_bits=c.length_bits))

@@ -72,6 +72,7 @@ REGISTERS = KernelXmlRegisters(CONFIG)
 LAYOUT = Layout.from_config(CONFIG)
 WIDTHS = CONFIG.key_bits, CONFIG.value_bits     # the record format, for packing
 KEYS = 1 << CONFIG.key_bits
+BY_VALUE = CONFIG.equal_keys == "by_value"
 TOP_KEY = KEYS - 1
 
 
@@ -208,6 +209,8 @@ def check_phase1_memory(device, records, halves=None, order=ASCENDING):
             keys = order_of([k for k, _ in run], order)
             assert keys == sorted(keys), (tree, start, "order")
             assert sorted(run) == sorted(want[start:start + step]), (tree, start, "records")
+            if BY_VALUE:
+                assert run == want[start:start + step], (tree, start, "equal keys by value")
 
 
 def check_channels(checkers):
@@ -244,11 +247,16 @@ def check_bursts_inside(checkers, halves=None, report_address=None):
 
 def check_sorted(records, output, order=ASCENDING):
     """``output`` holds ``records`` in ``order`` (the golden order's keys, compared one by one)
-    and the (key, value) multiset is the same."""
+    and the (key, value) multiset is the same; with equal keys ordered by value, it is exactly
+    the records sorted by key, then value (with row indices as values: a stable sort)."""
     got = unpack_records(output, *WIDTHS)
     want = order_of([k for k, _ in records], order)
     assert order_of([k for k, _ in got], order) == sorted(want), f"keys out of order {order}"
     assert sorted(got) == sorted(records), "the (key, value) multiset changed"
+    if BY_VALUE:    # exactly one order: the key's, then the value's
+        exact = [r for _, r in sorted(zip(want, records, strict=True),
+                                      key=lambda pair: (pair[0], pair[1][1]))]
+        assert got == exact, f"equal keys out of value order {order}"
 
 
 def workloads(rng):
