@@ -25,8 +25,8 @@ import fnmatch
 from dataclasses import dataclass
 
 from ...hardware.block import verilog_instances, verilog_modules, verilog_subset
-from ...hardware.merge import MmsMergeUnit, SelectMergeUnit
 from ...hardware.kernel.kernel import merge_record
+from ...hardware.merge import MmsMergeUnit, SelectMergeUnit
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import tree_merge_unit
 from ...targets.kernel_verilog import kernel_verilog
