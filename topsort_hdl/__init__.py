@@ -17,3 +17,16 @@ Each folder is a layer, lowest first; a module imports only from its own layer a
 """
 
 __version__ = "0.1.0"
+__all__ = ["sort"]
+
+
+def sort(array, config="tiny", *, descending=False, **options):
+    """``array`` (a NumPy array of keys, or of records with ``key`` and ``value`` fields)
+    sorted on the TopSort kernel, ascending or ``descending``: by default its RTL in
+    simulation on ``config``'s shape. See :func:`topsort_hdl.sim.arrays.sort_array`, which
+    this calls, for the arrays it takes and ``options``.
+
+    ``import topsort_hdl`` stays light: the simulation is imported on the first call."""
+    from .sim.arrays import sort_array
+
+    return sort_array(array, config, descending=descending, **options)

@@ -226,27 +226,38 @@ def fake_pyxrt(stub_path, layout):
 
 
 def _sort_on_card(card, layout, args, contract):
-    """What the kernel does, by the golden model: read the halves, sort, write the output
+    """A run of the fake kernel: its arguments (buffers as their addresses) to
+    :func:`golden_job`."""
+    values = {}
+    for i, argument in enumerate(layout.arguments):
+        value = args[i]
+        values[argument["name"]] = value.address() if hasattr(value, "address") else value
+    golden_job(card, layout, values)
+
+
+def golden_job(card, layout, values):
+    """What the kernel does, by the golden model, on ``card``'s memory (``read``, ``write``)
+    with the arguments ``values`` (name -> number): read the halves, sort, write the output
     batches and the report."""
+    from topsort_hdl.core import contract
     from topsort_hdl.core.config import config_from
     from topsort_hdl.core.golden.kernel import KernelModel
     from topsort_hdl.core.plan import split_records, tree_plan
     from topsort_hdl.host import pack_records, unpack_records
 
-    names = [a["name"] for a in layout.arguments]
-    value = {name: args[i] for i, name in enumerate(names)}
-    count = value[contract.RECORDS_ARGUMENT]
-    halves = [tuple(value[contract.half_argument(i, h)].address() for h in (0, 1))
+    count = values[contract.RECORDS_ARGUMENT]
+    halves = [tuple(values[contract.half_argument(i, h)] for h in (0, 1))
               for i in range(layout.trees)]
     size = layout.record_bytes
     widths = layout.record["key_bits"], layout.record["value_bits"]
-    order = value[contract.KEY_ORDER_ARGUMENT]
+    order = values[contract.KEY_ORDER_ARGUMENT]
     types = {code: name for name, code in contract.KEY_TYPE_CODES.items()}
     assert order & ~(3 | contract.KEY_ORDER_DESCENDING) == 0 and order & 3 in types, order
     records = []
     for tree, share in enumerate(split_records(count, layout.trees)):
         records += unpack_records(card.read(halves[tree][0], share * size), *widths)
-    model = KernelModel(config_from(layout.config),     # (the model reads no board fact)
+    config = config_from(layout.config, [f"key_bits={widths[0]}", f"value_bits={widths[1]}"])
+    model = KernelModel(config,     # (the model reads no board fact)
                         key_type=types[order & 3],
                         descending=bool(order & contract.KEY_ORDER_DESCENDING))
     output = model.run(records, halves)
@@ -258,5 +269,41 @@ def _sort_on_card(card, layout, args, contract):
     report = contract.Report(contract.REPORT_VERSION, 0, count, 1000 + count, 500 + count,
                              tuple(len(p.passes) for p in plans),
                              tuple(p.final_half ^ 1 for p in plans))
-    card.write(value[contract.REPORT_ARGUMENT].address(),
+    card.write(values[contract.REPORT_ARGUMENT],
                contract.pack_report(report, layout.trees, layout.beat_bytes))
+
+
+class GoldenDevice:
+    """A :class:`topsort_hdl.host.Device` whose kernel is the golden model: registers by the
+    layout's map, a job on ap_start, ap_done at once."""
+
+    def __init__(self, layout):
+        from topsort_hdl.core.contract import AP_DONE, AP_START, CONTROL
+        from topsort_hdl.core.register_map import RegisterMap
+
+        self.layout, self.card, self.words = layout, Card(), {}
+        self.map = RegisterMap([(a["name"], a["bits"]) for a in layout.arguments])
+        self.control, self.start, self.done = CONTROL, AP_START, AP_DONE
+
+    async def write_register(self, offset, value):
+        self.words[offset] = value
+        if offset == self.control and value >> self.start & 1:
+            values = {}
+            for name, bits in self.map.args:
+                base = self.map.offset(name)
+                values[name] = self.words.get(base, 0) | (
+                    self.words.get(base + 4, 0) << 32 if bits > 32 else 0)
+            golden_job(self.card, self.layout, values)
+            self.words[self.control] = 1 << self.done
+
+    async def read_register(self, offset):
+        return self.words.get(offset, 0)
+
+    def offset(self, name):
+        return self.map.offset(name)
+
+    def write_memory(self, address, data):
+        self.card.write(address, data)
+
+    def read_memory(self, address, length):
+        return self.card.read(address, length)

@@ -138,7 +138,11 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     """Sort ``input_path`` into ``output_path`` on the RTL, by keys of ``key_type`` in
     ascending order or ``descending``; return the run's statistics. The kernel's Verilog and
     the simulation go to ``build_root/sort/<config>-<sim>/``."""
-    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}"
+    # (a preset changed with --set, such as another record format, builds in a folder of its own)
+    changed = _overrides(config)
+    shape = config.name + (f"-{hashlib.sha256(repr(changed).encode()).hexdigest()[:8]}"
+                           if changed else "")
+    build = Path(build_root).resolve() / "sort" / f"{shape}-{sim}"
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
     sources = [source]
