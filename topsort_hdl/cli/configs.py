@@ -1,4 +1,5 @@
-"""``topsort-hdl configs``: list the named configurations."""
+"""``topsort-hdl configs``: list the named configurations, each with the performance model's
+figure for the largest sort it holds."""
 
 __all__ = ["add_parser", "run"]
 
@@ -8,7 +9,11 @@ def add_parser(commands):
 
 
 def run(args):
+    from ..analysis.perf.model import estimate
     from ..core.config import PRESETS
 
+    width = max(map(len, PRESETS))
     for name, config in PRESETS.items():
-        print(f"{name:<6} {config.summary()}")
+        full = estimate(config, config.capacity)
+        print(f"{name:<{width}} {config.summary()}; modelled {full.total.gbps:.2f} GB/s "
+              f"at capacity")

@@ -202,18 +202,25 @@ class KernelConfig:
         return self.key_bits + (self.value_bits if self.equal_keys == "by_value" else 0)
 
     def summary(self):
-        ties = "; equal keys by value" if self.equal_keys == "by_value" else ""
-        return (f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "
+        values = f", {self.value_bits}-bit values" if self.value_bits else " alone"
+        ties = ", equal keys by value" if self.equal_keys == "by_value" else ""
+        return (f"{self.record_bytes}-byte records ({self.key_bits}-bit keys{values}{ties}); "
+                f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "
                 f"phase 2: {self.reuse} trees, {self.reuse * self.leaves} leaves, "
                 f"{self.reuse * self.rate} records/cycle; {self.data_width}-bit AXI; "
                 f"capacity {self.capacity} records ({self.capacity * self.record_bytes} B) on "
-                f"{self.board} at {self.clock_hz / 1e6:g} MHz{ties}")
+                f"{self.board} at {self.clock_hz / 1e6:g} MHz")
 
 
 PRESETS = {
     "u280": KernelConfig(name="u280"),
     # The paper's shape on the U55C: same die, 512 MB channels (twice the records).
     "u55c": KernelConfig(name="u55c", board="u55c"),
+    # Records beyond the paper's on the U280 (docs/record-formats.md): 16 bytes (64-bit keys
+    # and values, 4 to a 512-bit beat: the paper's bytes per cycle, half its records) and
+    # 4 bytes (32-bit keys alone: the paper's records per cycle, a 256-bit beat).
+    "u280_kv64": KernelConfig(name="u280_kv64", key_bits=64, value_bits=64, rate=4),
+    "u280_k32": KernelConfig(name="u280_k32", value_bits=0),
     "tiny": KernelConfig(name="tiny", board="sim", trees=4, rate=2, leaves=4, reuse=2,
                          read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
                          batch_bytes=256, read_outstanding=4, write_outstanding=4),
