@@ -207,6 +207,49 @@ def test_cpp_report_and_reassembly_match_python(tmp_path, name):
     assert got == expected
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize("widths", [(32, 0), (32, 32), (64, 0), (64, 64), (32, 96)])
+def test_cpp_keys_and_orders_match_the_contract(tmp_path, widths):
+    """topsort_layout.h's key_of (a record of any size) and order_key (every key type and
+    order) against the contract's order_key, compiled, on the special keys of each type."""
+    from importlib import resources
+
+    from topsort_hdl.core.golden.workloads import special_keys
+    from topsort_hdl.targets.vitis import config_header
+
+    key_bits, value_bits = widths
+    config = config_from("u280", [f"key_bits={key_bits}", f"value_bits={value_bits}",
+                                  f"rate={512 // (key_bits + value_bits) // 2}"])
+    (tmp_path / "topsort_config.h").write_text(config_header(config))
+    header = resources.files("topsort_hdl.targets.vitis").joinpath("templates", "topsort_layout.h")
+    (tmp_path / "topsort_layout.h").write_text(header.read_text())
+    rng = random.Random(key_bits + value_bits)
+    cases = []
+    for key_type in contract.KEY_TYPE_CODES:
+        for descending in (False, True):
+            for key in special_keys(key_type, key_bits):
+                value = rng.getrandbits(value_bits) if value_bits else 0
+                cases.append((key << value_bits | value, key_type, descending,
+                              contract.order_key(key, key_bits, key_type, descending)))
+    size = config.record_bytes
+    records = ",".join("{" + ",".join(str(b) for b in word.to_bytes(size, "little")) + "}"
+                       for word, *_ in cases)
+    orders = ",".join(str(contract.key_order_word(t, d)) for _, t, d, _ in cases)
+    (tmp_path / "check.cpp").write_text(
+        '#include <cstdio>\n#include "topsort_layout.h"\n'
+        f"static const topsort::Record records[] = {{{records}}};\n"
+        f"static const uint32_t orders[] = {{{orders}}};\n"
+        "int main() {\n"
+        "  for (unsigned i = 0; i < sizeof(orders) / sizeof(orders[0]); ++i)\n"
+        '    std::printf("%llu\\n", (unsigned long long)topsort::order_key(\n'
+        "      topsort::key_of(records[i]), orders[i]));\n}\n")
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o",
+                    str(tmp_path / "check"), str(tmp_path / "check.cpp")], check=True)
+    got = subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert [int(g) for g in got] == [want for *_, want in cases]
+
+
 # The Python host against pyxrt's stub ---------------------------------------------------------
 
 
@@ -227,9 +270,12 @@ def stub():
     return PYXRT_STUB
 
 
-def test_python_host_sorts_through_the_stub_api(tiny_u280, tmp_path, monkeypatch, stub, capsys):
-    """host.py end to end on a pyxrt that has only what the stub declares; the output is the
-    golden model's, record by record."""
+@pytest.mark.parametrize("order", [{}, {"key_type": "float", "descending": True},
+                                   {"key_type": "signed"}])
+def test_python_host_sorts_through_the_stub_api(tiny_u280, tmp_path, monkeypatch, stub, capsys,
+                                                order):
+    """host.py end to end on a pyxrt that has only what the stub declares, in each key type and
+    order it is asked for; the output is the golden model's, record by record."""
     layout = Layout.load(tiny_u280 / "layout.json")
     pyxrt, card = fake_pyxrt(stub, layout)
     host = load_host(tiny_u280, pyxrt, monkeypatch)
@@ -239,10 +285,12 @@ def test_python_host_sorts_through_the_stub_api(tiny_u280, tmp_path, monkeypatch
     (tmp_path / "in.bin").write_bytes(b"".join(v.to_bytes(4, "little") + k.to_bytes(4, "little")
                                                for k, v in records))
     (tmp_path / "k.xclbin").write_text(json.dumps({"kernels": ["topsort"], "uuid": "u1"}))
+    options = (["--key-type", order["key_type"]] if "key_type" in order else []) + (
+        ["--descending"] if order.get("descending") else [])
     assert host.main([str(tmp_path / "k.xclbin"), str(tmp_path / "in.bin"),
-                      str(tmp_path / "out.bin")]) == 0
+                      str(tmp_path / "out.bin"), *options]) == 0
     out = (tmp_path / "out.bin").read_bytes()
-    want = KernelModel(config_from("tiny")).run(records)
+    want = KernelModel(config_from("tiny"), **order).run(records)
     assert [(int.from_bytes(out[i + 4:i + 8], "little"), int.from_bytes(out[i:i + 4], "little"))
             for i in range(0, len(out), 8)] == want
     assert "1234 records: 4 phase-1 passes" in capsys.readouterr().out

@@ -28,7 +28,7 @@ def add_parser(commands):
                      help="with --golden: rewrite the golden file with the new figures")
     qor.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     qor.add_argument("--store-figures", action="store_true",
-                     help="store the preset's block figures with it (topsort_hdl/hardware/kernel/"
+                     help="store the preset's block figures with it (topsort_hdl/core/"
                           "block_figures.json), for the floorplan of `generate`")
 
 
