@@ -154,19 +154,30 @@ def test_cpp_host_compiles_against_xrt_headers(tiny_u280):
                     str(tiny_u280 / "host.cpp")], check=True, capture_output=True, text=True)
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
-@pytest.mark.parametrize("name", ["u280", "tiny"])
-def test_cpp_report_and_reassembly_match_python(tmp_path, name):
-    """topsort_layout.h's report parser and reassembly against the contract's, compiled."""
+def run_with_layout_header(tmp_path, config, program):
+    """Compile ``program`` (C++ that includes topsort_layout.h) with ``config``'s generated
+    topsort_config.h, run it, return its output's lines."""
     from importlib import resources
 
     from topsort_hdl.targets.vitis import config_header
 
-    config = config_from(name)
-    layout = Layout.from_config(config)
     (tmp_path / "topsort_config.h").write_text(config_header(config))
     header = resources.files("topsort_hdl.targets.vitis").joinpath("templates", "topsort_layout.h")
     (tmp_path / "topsort_layout.h").write_text(header.read_text())
+    (tmp_path / "check.cpp").write_text('#include <cstdio>\n#include "topsort_layout.h"\n'
+                                        + program)
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o",
+                    str(tmp_path / "check"), str(tmp_path / "check.cpp")], check=True)
+    return subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
+                          text=True).stdout.split("\n")[:-1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize("name", ["u280", "tiny"])
+def test_cpp_report_and_reassembly_match_python(tmp_path, name):
+    """topsort_layout.h's report parser and reassembly against the contract's, compiled."""
+    config = config_from(name)
+    layout = Layout.from_config(config)
     halves = contract.default_halves(layout)
     rng = random.Random(5)
     cases = []
@@ -179,8 +190,8 @@ def test_cpp_report_and_reassembly_match_python(tmp_path, name):
     blobs = ",".join("{" + ",".join(str(b) for b in pack_report(r, layout.trees,
                                                                  layout.beat_bytes)) + "}"
                      for _, r in cases)
-    (tmp_path / "check.cpp").write_text(
-        '#include <cstdio>\n#include "topsort_layout.h"\n'
+    got = run_with_layout_header(
+        tmp_path, config,
         f"static const uint64_t halves[][2] = {{{table}}};\n"
         f"static const uint64_t counts[] = {{{','.join(str(c) for c, _ in cases)}}};\n"
         f"static const uint8_t reports[][{layout.report_bytes}] = {{{blobs}}};\n"
@@ -194,10 +205,6 @@ def test_cpp_report_and_reassembly_match_python(tmp_path, name):
         '      std::printf("%llu %llu %llu\\n", (unsigned long long)c.offset,\n'
         "        (unsigned long long)c.address, (unsigned long long)c.bytes);\n"
         "  }\n}\n")
-    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o",
-                    str(tmp_path / "check"), str(tmp_path / "check.cpp")], check=True)
-    got = subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
-                         text=True).stdout.split("\n")[:-1]
     expected = []
     for count, r in cases:
         expected.append(f"R {r.version} {r.status} {r.records} {r.phase1_cycles} "
@@ -212,17 +219,11 @@ def test_cpp_report_and_reassembly_match_python(tmp_path, name):
 def test_cpp_keys_and_orders_match_the_contract(tmp_path, widths):
     """topsort_layout.h's key_of (a record of any size) and order_key (every key type and
     order) against the contract's order_key, compiled, on the special keys of each type."""
-    from importlib import resources
-
     from topsort_hdl.core.golden.workloads import special_keys
-    from topsort_hdl.targets.vitis import config_header
 
     key_bits, value_bits = widths
     config = config_from("u280", [f"key_bits={key_bits}", f"value_bits={value_bits}",
                                   f"rate={512 // (key_bits + value_bits) // 2}"])
-    (tmp_path / "topsort_config.h").write_text(config_header(config))
-    header = resources.files("topsort_hdl.targets.vitis").joinpath("templates", "topsort_layout.h")
-    (tmp_path / "topsort_layout.h").write_text(header.read_text())
     rng = random.Random(key_bits + value_bits)
     cases = []
     for key_type in contract.KEY_TYPE_CODES:
@@ -235,18 +236,14 @@ def test_cpp_keys_and_orders_match_the_contract(tmp_path, widths):
     records = ",".join("{" + ",".join(str(b) for b in word.to_bytes(size, "little")) + "}"
                        for word, *_ in cases)
     orders = ",".join(str(contract.key_order_word(t, d)) for _, t, d, _ in cases)
-    (tmp_path / "check.cpp").write_text(
-        '#include <cstdio>\n#include "topsort_layout.h"\n'
+    got = run_with_layout_header(
+        tmp_path, config,
         f"static const topsort::Record records[] = {{{records}}};\n"
         f"static const uint32_t orders[] = {{{orders}}};\n"
         "int main() {\n"
         "  for (unsigned i = 0; i < sizeof(orders) / sizeof(orders[0]); ++i)\n"
         '    std::printf("%llu\\n", (unsigned long long)topsort::order_key(\n'
         "      topsort::key_of(records[i]), orders[i]));\n}\n")
-    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o",
-                    str(tmp_path / "check"), str(tmp_path / "check.cpp")], check=True)
-    got = subprocess.run([str(tmp_path / "check")], check=True, capture_output=True,
-                         text=True).stdout.split()
     assert [int(g) for g in got] == [want for *_, want in cases]
 
 
