@@ -210,15 +210,6 @@ class TopSortKernel(wiring.Component):
         m.d.comb += self.interrupt.eq(regs.interrupt)
         args = regs.args
         records = args[RECORDS_ARGUMENT]
-        # The job's key order, decoded from its argument and held from ap_start to the end.
-        order_control, bad_order = decode_key_order(args[KEY_ORDER_ARGUMENT])
-        order = Signal(KEY_ORDER_CONTROL)
-        order_bad = Signal()
-
-        def key_order(name, side, count=c.rate):    # (a beat is a root bundle)
-            keys = dp.submodules[name] = KeyOrderBeat(record, count, side)
-            dp.d.comb += keys.order.eq(order)
-            return keys
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
         report_addr = args[REPORT_ARGUMENT]
 
@@ -244,6 +235,17 @@ class TopSortKernel(wiring.Component):
                           ResetSignal(domain).eq(ResetSignal(allow_reset_less=True) | tap)]
             dp.submodules[name] = DomainRenamer(domain)(elaboratable)
             return elaboratable
+
+        # The job's key order, decoded from its argument and held from ap_start to the end;
+        # each beat's keys are mapped as it enters the kernel and back as it leaves (.key_order).
+        order_control, bad_order = decode_key_order(args[KEY_ORDER_ARGUMENT])
+        order = Signal(KEY_ORDER_CONTROL)
+        order_bad = Signal()
+
+        def key_order(name, side, count=c.rate):    # (a beat is a root bundle)
+            keys = dp.submodules[name] = KeyOrderBeat(record, count, side)
+            dp.d.comb += keys.order.eq(order)
+            return keys
 
         reused = {t * group: t for t in range(reuse)}
         switch = block("reuse", ReuseSwitch(merged, reuse, c.rate, leaves,
