@@ -32,6 +32,12 @@ Rules, each reported naming the module, the line and the import at fault:
 3. a core or host module never reaches Amaranth, directly or through the modules it imports;
 4. nothing imports a private Amaranth module or name (a part starting with ``_``).
 
+One exception, listed in :data:`ENTRY_POINTS`: the package root's ``topsort_hdl.sort`` runs the
+simulation layer's ``sort_array`` when it is called. That import must sit inside a function
+(checked), and it is not an edge of the graph: ``import topsort_hdl`` runs none of it, so the
+core and the host stay free of Amaranth (``tests/sim/test_arrays.py`` imports the package in a
+fresh interpreter and checks).
+
 Imports inside functions count, and so do the packages an import runs first: importing
 ``topsort_hdl.core.boards.load`` runs ``topsort_hdl/core/boards/__init__.py``. Files in a folder
 without ``__init__.py`` (the Vitis templates) are scripts copied out of the package: their own
@@ -63,6 +69,9 @@ LAYERS = {
     "cli": ["topsort_hdl/cli/**.py", "topsort_hdl/__main__.py"],
 }
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
+# Imports a module makes only inside a function that is its public entry point (the package
+# root's `sort`), not when it is imported: {module: {imported module}}.
+ENTRY_POINTS = {"topsort_hdl": {"topsort_hdl.sim.arrays"}}
 # Layers that may import only some of the layers below them.
 ONLY = {"host": {"core", "host"}}
 NO_AMARANTH = {"core", "host"}
@@ -135,14 +144,31 @@ def imports(module, known):
     return found
 
 
+def deferred_lines(module, known):
+    """The lines of ``module``'s :data:`ENTRY_POINTS` imports, each inside a function (an
+    entry import at module level is not deferred and stays an edge)."""
+    entries = ENTRY_POINTS.get(module.name, set())
+    inside = {statement.lineno
+              for node in ast.walk(ast.parse(module.source, module.path))
+              if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+              for statement in ast.walk(node)
+              if isinstance(statement, ast.Import | ast.ImportFrom)}
+    return {line for line, imported in imports(module, known)
+            if imported in entries and line in inside}
+
+
 def edges(modules):
     """``{module: [(line, module of ours or external name)]}``, with the packages each import
-    runs first (and the module's own packages, as line 0)."""
+    runs first (and the module's own packages, as line 0); the deferred entry-point imports
+    (:data:`ENTRY_POINTS`) left out."""
     graph = {}
     for name, module in modules.items():
         own = [] if module.script else _parents(name)
         targets = [(0, parent) for parent in own]
+        deferred = deferred_lines(module, modules)
         for line, imported in imports(module, modules):
+            if line in deferred:
+                continue
             if imported.split(".")[0] in PACKAGES:
                 targets += [(line, parent) for parent in _parents(imported)
                             if parent in modules and parent not in [*own, name]]
@@ -249,6 +275,17 @@ def test_a_backwards_import_is_reported():
     assert any(p.startswith("topsort_hdl/core/plan.py (core) reaches Amaranth") and
                f"topsort_hdl.core.plan:{line} -> topsort_hdl.hardware.kernel.kernel" in p
                for p in problems)
+
+
+def test_the_entry_point_is_deferred_only_inside_a_function():
+    """``topsort_hdl.sort``'s import of the simulation is not an edge; the same import at the
+    package's top level is (a backwards import that reaches Amaranth)."""
+    modules = collect()
+    assert check(modules) == []
+    source = "from .sim.arrays import sort_array\n" + modules["topsort_hdl"].source
+    problems = check(_with(modules, "topsort_hdl", source))
+    assert ("topsort_hdl/__init__.py (core) line 1 imports topsort_hdl.sim.arrays (simulation): "
+            "a core module may import only core") in problems
 
 
 def test_a_host_importing_beyond_the_core_is_reported():

@@ -277,8 +277,8 @@ def test_mms_parameter_errors(kwargs, error, message):
 def test_record_and_network_parameter_errors():
     with pytest.raises(ValueError, match="key_bits must be between 1 and 256, not 0"):
         RecordLayout(0, 32)
-    with pytest.raises(ValueError, match="value_bits must be between 0 and 128, not 129"):
-        RecordLayout(32, 129)
+    with pytest.raises(ValueError, match="value_bits must be between 0 and 256, not 257"):
+        RecordLayout(32, 257)
     with pytest.raises(TypeError, match="key_bits must be an integer, not '32'"):
         RecordLayout("32")
     kind, text = constructor_error(lambda: MmsMergeUnit(64, 4))
