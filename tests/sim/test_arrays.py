@@ -72,7 +72,8 @@ def test_import_stays_light():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("dtype,descending", [("<f4", False), ("<i8", True)])
+@pytest.mark.parametrize("dtype,descending", [
+    ("<f4", False), pytest.param("<i8", True, marks=pytest.mark.slow)])
 def test_key_arrays_sort_through_the_rtl(dtype, tmp_path, descending):
     keys = special(dtype)
     got = topsort_hdl.sort(keys, "tiny", descending=descending, pause=0.2, build=tmp_path)
