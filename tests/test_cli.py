@@ -104,8 +104,31 @@ def test_model_takes_the_papers_size_in_one_command(capsys):
         main(["model", "--bytes", "capacity"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("4194240 KB (536862720 records) on u280 at 214 MHz"), out
+    assert out.startswith("4194240 KB (536862720 records, random, placed dealt) on u280 at "
+                          "214 MHz"), out
     assert "6 phase-1 passes, then phase 2" in out, out
+
+
+def test_model_shows_the_input_order_through_the_placement(capsys):
+    # Dealt input gives every order random's phase 2; in blocks (the paper's placement)
+    # sorted input drains phase 2 through one tree's F = 4 leaves at a time: 2 records/cycle.
+    overall = {}
+    for placement in ("dealt", "blocks"):
+        for order in ("random", "sorted"):
+            with pytest.raises(SystemExit) as stop:
+                main(["model", "--bytes", "capacity", "--distribution", order,
+                      "--set", f"placement={placement}"])
+            assert stop.value.code == 0
+            out = capsys.readouterr().out
+            assert f"records, {order}, placed {placement})" in out, out
+            overall[placement, order] = float(out.split("overall: ")[1].split(" ms, ")[1]
+                                              .split(" GB/s")[0])
+    assert overall["dealt", "sorted"] == overall["dealt", "random"] == \
+        overall["blocks", "random"]
+    assert overall["blocks", "sorted"] < overall["blocks", "random"] / 5
+    with pytest.raises(SystemExit) as stop:
+        main(["model", "--bytes", "1M", "--distribution", "zipf"])
+    assert stop.value.code == 2
 
 
 def test_report_lines_say_what_happened_where_there_is_no_rate():

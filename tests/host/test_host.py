@@ -88,7 +88,7 @@ def test_every_configuration_writes_its_layout(tmp_path):
     saved = json.loads((tmp_path / "registers.json").read_text())
     assert layout.registers == {e["name"]: e["offset"] for e in saved["registers"]}
     assert layout.channel_map["m00_axi"] == [0, 3]
-    with pytest.raises(ValueError, match="layout version must be 1, not 7"):
+    with pytest.raises(ValueError, match="layout version must be 2, not 7"):
         Layout({**layout.descriptor, "version": 7})
 
 
@@ -105,6 +105,23 @@ def test_output_chunks_from_the_report_match_the_model(name, counts):
         report = Report(1, 0, count, 0, 0, tuple(len(p.passes) for p in model.plans),
                         tuple(p.final_half ^ 1 for p in model.plans))
         assert list(contract.output_chunks(layout, count, halves, report)) == model.chunks
+
+
+def test_placement_deals_or_blocks_the_input():
+    records = list(range(10))
+    assert contract.place_records(records, 4, "dealt") == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
+    assert contract.place_records(records, 4, "blocks") == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
+    for placement in contract.PLACEMENTS:       # the counts are the split's either way
+        parts = contract.place_records(records, 4, placement)
+        assert [len(p) for p in parts] == contract.split_records(10, 4)
+        data = b"".join(r.to_bytes(8, "little") for r in records)
+        assert contract.place_bytes(data, 8, 4, placement) == [
+            b"".join(r.to_bytes(8, "little") for r in part) for part in parts]
+    with pytest.raises(ValueError, match="placement must be one of dealt, blocks, not 'x'"):
+        contract.place_records(records, 4, "x")
+    with pytest.raises(ValueError, match="placement must be one of dealt, blocks, not 'x'"):
+        config_from("tiny", ["placement=x"])
+    assert Layout.from_config(config_from("tiny")).placement == "dealt"
 
 
 # Hosts without Amaranth -----------------------------------------------------------------------

@@ -253,14 +253,13 @@ def golden_job(card, layout, values):
     order = values[contract.KEY_ORDER_ARGUMENT]
     types = {code: name for name, code in contract.KEY_TYPE_CODES.items()}
     assert order & ~(3 | contract.KEY_ORDER_DESCENDING) == 0 and order & 3 in types, order
-    records = []
-    for tree, share in enumerate(split_records(count, layout.trees)):
-        records += unpack_records(card.read(halves[tree][0], share * size), *widths)
+    inputs = [unpack_records(card.read(halves[tree][0], share * size), *widths)
+              for tree, share in enumerate(split_records(count, layout.trees))]
     config = config_from(layout.config, [f"key_bits={widths[0]}", f"value_bits={widths[1]}"])
     model = KernelModel(config,     # (the model reads no board fact)
                         key_type=types[order & 3],
                         descending=bool(order & contract.KEY_ORDER_DESCENDING))
-    output = model.run(records, halves)
+    output = model.run_trees(inputs, halves)
     stream = pack_records(output, *widths)
     for offset, address, length in model.chunks:
         card.write(address, stream[offset:offset + length])

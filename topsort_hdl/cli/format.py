@@ -9,8 +9,9 @@ def estimate_lines(e, size):
     the slowest tree's passes, then each phase's cycles, time and bandwidth."""
     c = e.config
     mem = "ideal" if e.memory == "ideal" else f"{e.memory_rate:.2f} records/cycle per channel"
-    lines = [f"{size} ({e.records} records) on {c.name} at {c.clock_hz / 1e6:g} MHz, memory "
-             f"'{e.memory}' ({mem}): {e.passes} phase-1 passes, then phase 2",
+    lines = [f"{size} ({e.records} records, {e.distribution}, placed {c.placement}) on {c.name} "
+             f"at {c.clock_hz / 1e6:g} MHz, memory '{e.memory}' ({mem}): {e.passes} phase-1 "
+             f"passes, then phase 2",
              f"  tree {e.slowest_tree} (the slowest):",
              f"  {'pass':>6} {'records':>11} {'active':>6} {'rec/cycle':>9} {'bound':>7} "
              f"{'lag':>6} {'tail':>5} {'cycles':>11}"]
@@ -22,7 +23,7 @@ def estimate_lines(e, size):
     for name, phase in (("phase 1", e.phase1), ("phase 2", e.phase2), ("overall", e.total)):
         lines.append(f"{name}: {phase.cycles} cycles, {phase.seconds * 1e3:.3f} ms, "
                      f"{phase.gbps:.2f} GB/s")
-    lines.append(f"bound: {e.bound()} (random keys; presorted input is slower)")
+    lines.append(f"bound: {e.bound()}")
     return lines
 
 

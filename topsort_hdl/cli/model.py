@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from ..core.golden.workloads import INPUT_ORDERS as DISTRIBUTIONS
 from .format import estimate_lines
 from .options import UsageError, add_config_options, config_of, require
 
@@ -21,6 +22,9 @@ def add_parser(commands):
     model.add_argument("--memory", choices=["measured", "peak", "ideal"], default="measured",
                        help="HBM per channel: measured sequential bandwidth (default), the "
                             "peak figure, or ideal (one beat per cycle, as in simulation)")
+    model.add_argument("--distribution", choices=DISTRIBUTIONS, default="random",
+                       help="how the input is ordered (default random): phase 2 depends on it "
+                            "when the configuration's placement is blocks")
     model.add_argument("--plot", type=Path, help="with --sweep: write a PNG plot here")
     model.add_argument("--json", type=Path, help="also write the figures to this JSON file")
 
@@ -35,8 +39,8 @@ def run(args):
     if args.plot:
         require("matplotlib", "--plot", "plot")
     if args.sweep:
-        rows = sweep(config, memory=args.memory)
-        for line in sweep_table(config, rows, args.memory):
+        rows = sweep(config, memory=args.memory, distribution=args.distribution)
+        for line in sweep_table(config, rows, args.memory, args.distribution):
             print(line)
         if args.plot:
             print(f"wrote {plot_sweep(config, rows, args.plot, args.memory)}")
@@ -55,12 +59,12 @@ def run(args):
                              f"({capacity} bytes: each channel keeps a batch for other "
                              f"buffers); --bytes capacity models a full kernel")
         try:
-            e = estimate(config, size // config.record_bytes, args.memory)
+            e = estimate(config, size // config.record_bytes, args.memory, args.distribution)
         except ValueError as error:
             raise UsageError(str(error)) from None
         for line in estimate_lines(e, format_size(size)):
             print(line)
-        figures = {"records": e.records, "passes": e.passes,
+        figures = {"records": e.records, "distribution": e.distribution, "passes": e.passes,
                    "phase1_cycles": e.phase1.cycles, "phase2_cycles": e.phase2.cycles,
                    "phase1_gbps": e.phase1.gbps, "phase2_gbps": e.phase2.gbps,
                    "overall_gbps": e.total.gbps, "seconds": e.total.seconds,

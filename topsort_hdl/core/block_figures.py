@@ -62,9 +62,11 @@ class Utilization:
 
 
 def config_shape(config):
-    """The parameters the stored figures were measured with (everything but the name)."""
+    """The parameters the stored figures were measured with: everything but the name and the
+    input's placement (the hosts', not the hardware's)."""
     shape = asdict(config)
     shape.pop("name")
+    shape.pop("placement")
     return shape
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
 from .boards import HBM_BOARDS
-from .contract import report_bytes
+from .contract import PLACEMENTS, report_bytes
 from .params import (
     MAX_MERGE_RATE,
     check_power_of_two,
@@ -63,6 +63,7 @@ class KernelConfig:
     key_bits: int = 32
     value_bits: int = 32
     equal_keys: str = "any"
+    placement: str = "dealt"         # how hosts place the input in the trees (contract.PLACEMENTS)
     read_burst_bytes: int = 1024     # phase-1 reads
     reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
                                      # pairs through the HBM crossbar
@@ -89,6 +90,9 @@ class KernelConfig:
         if self.equal_keys not in EQUAL_KEYS:
             raise ValueError(f"equal_keys must be one of {', '.join(EQUAL_KEYS)}, not "
                              f"{self.equal_keys!r}")
+        if self.placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not "
+                             f"{self.placement!r}")
         record_bits = self.key_bits + self.value_bits
         if record_bits not in RECORD_BITS:
             raise ValueError(f"key_bits + value_bits must be 32, 64 or 128 (4, 8 or 16-byte "

@@ -32,6 +32,7 @@ __all__ = [
     "REPORT_TREE_FIELDS", "report_bytes", "report_alignment", "Report", "ReportError",
     "parse_report", "pack_report",
     "LAYOUT_FORMAT", "LAYOUT_VERSION", "layout_descriptor", "Layout", "split_records",
+    "PLACEMENTS", "SPLIT_RULES", "place_records", "place_bytes",
     "default_halves", "default_report_address", "output_chunks",
 ]
 
@@ -187,10 +188,21 @@ def pack_report(report, trees, beat_bytes):
 
 # --- the layout descriptor ---
 LAYOUT_FORMAT = "topsort-layout"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 
-SPLIT_RULE = ("tree i holds n_i = N // trees + (1 if i < N % trees else 0) records: the records "
-              "in file order, tree 0's first, each tree's from byte 0 of its half 0")
+# How a host places a job's N records in the trees' halves: the kernel sorts whatever it is given,
+# so this is for speed alone. "dealt", record k to tree k % trees, gives every tree a sample of
+# the whole input, so the runs phase 2 merges overlap in key range whatever the input's order;
+# "blocks", the paper's, gives tree i the i-th block, and sorted input then reaches phase 2 as
+# runs of disjoint ranges that its tree drains a few leaves at a time (docs/throughput.md).
+PLACEMENTS = ("dealt", "blocks")
+SPLIT_RULES = {
+    "dealt": "tree i holds n_i = N // trees + (1 if i < N % trees else 0) records: records i, "
+             "i + trees, i + 2 * trees, ... of the input, in that order, from byte 0 of its "
+             "half 0",
+    "blocks": "tree i holds n_i = N // trees + (1 if i < N % trees else 0) records: the input's "
+              "i-th block of records (tree 0's first), in order, from byte 0 of its half 0",
+}
 REASSEMBLY_RULE = (
     "the sorted output is N * record.bytes bytes in batches of batch_bytes (the last may be "
     "short); batch k goes to port t = k % reuse, slot s = (k // reuse) % group, that is the "
@@ -242,7 +254,8 @@ def layout_descriptor(config, registers=None, channel_map=None, kernel=None):
         "tree_capacity": config.tree_capacity,
         "clock_hz": config.clock_hz,
         "arguments": [{"name": name, "bits": bits} for name, bits in kernel_arguments(config)],
-        "split": SPLIT_RULE,
+        "placement": config.placement,
+        "split": SPLIT_RULES[config.placement],
         "report": {
             "argument": REPORT_ARGUMENT,
             "version": REPORT_VERSION,
@@ -305,6 +318,29 @@ class Layout:
 def split_records(count, trees):
     """Records per tree: the first ``count % trees`` trees take one more."""
     return [count // trees + (i < count % trees) for i in range(trees)]
+
+
+def place_records(records, trees, placement):
+    """Per tree, its records of the job ``records`` (any sequence: a list, a NumPy array) as
+    ``placement`` (one of ``PLACEMENTS``) puts them: slices of ``records``."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not {placement!r}")
+    if placement == "dealt":
+        return [records[i::trees] for i in range(trees)]
+    out, start = [], 0
+    for count in split_records(len(records), trees):
+        out.append(records[start:start + count])
+        start += count
+    return out
+
+
+def place_bytes(data, record_bytes, trees, placement):
+    """Per tree, the bytes a host writes to its half 0 for the job ``data`` (whole records of
+    ``record_bytes``), by :func:`place_records`."""
+    import numpy as np
+
+    records = np.frombuffer(data, dtype=np.dtype((np.void, record_bytes)))
+    return [part.tobytes() for part in place_records(records, trees, placement)]
 
 
 def default_halves(layout):

@@ -18,7 +18,7 @@ from ..core.contract import (
     kernel_arguments,
     key_order_word,
     output_chunks,
-    split_records,
+    place_bytes,
     status_names,
 )
 
@@ -94,10 +94,8 @@ async def run_sort(device, layout, registers, data, halves=None, report_address=
     halves = halves or default_halves(layout)
     if report_address is None:
         report_address = default_report_address(layout)
-    offset = 0
-    for tree, share in enumerate(split_records(count, layout.trees)):
-        device.write_memory(halves[tree][0], data[offset:offset + share * size])
-        offset += share * size
+    for tree, part in enumerate(place_bytes(data, size, layout.trees, layout.placement)):
+        device.write_memory(halves[tree][0], part)
     # Like XRT: every argument word, then ap_start; completion from ap_done alone.
     values = {RECORDS_ARGUMENT: count, KEY_ORDER_ARGUMENT: order,
               REPORT_ARGUMENT: report_address}

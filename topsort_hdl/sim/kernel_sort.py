@@ -138,11 +138,7 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     """Sort ``input_path`` into ``output_path`` on the RTL, by keys of ``key_type`` in
     ascending order or ``descending``; return the run's statistics. The kernel's Verilog and
     the simulation go to ``build_root/sort/<config>-<sim>/``."""
-    # (a preset changed with --set, such as another record format, builds in a folder of its own)
-    changed = _overrides(config)
-    shape = config.name + (f"-{hashlib.sha256(repr(changed).encode()).hexdigest()[:8]}"
-                           if changed else "")
-    build = Path(build_root).resolve() / "sort" / f"{shape}-{sim}"
+    build = _build_folder(config, build_root, sim)
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
     sources = [source]
@@ -179,20 +175,32 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     return stats
 
 
-def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD):
-    """One job per record count of ``counts`` on the RTL (random keys, ideal memory, every
-    result checked exactly); return ``[{"records", "phase1_cycles", "phase2_cycles"}, ...]``."""
-    build = Path(build_root).resolve() / "sort" / f"{config.name}-{sim}-sweep"
+def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD,
+                   orders=("random",)):
+    """One job per record count of ``counts`` and input order of ``orders`` on the RTL (ideal
+    memory, every result checked exactly); return ``[{"records", "order", "phase1_cycles",
+    "phase2_cycles"}, ...]``."""
+    build = _build_folder(config, build_root, sim, "-sweep")
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
     stats_path = build / "sweep.json"
     stats_path.unlink(missing_ok=True)
     env = {"TOPSORT_MODE": "sweep", "TOPSORT_COUNTS": json.dumps(list(counts)),
+           "TOPSORT_ORDERS": json.dumps(list(orders)),
            "TOPSORT_STATS": str(stats_path), "TOPSORT_PAUSE": "0", "TOPSORT_SEED": str(seed)}
     status, log, _ = _run_bench(config, sim, build, env, [source])
     if status or not stats_path.exists():
         raise _failure(log, status)
     return json.loads(stats_path.read_text())
+
+
+def _build_folder(config, build_root, sim, suffix=""):
+    """Where ``config``'s simulations go: a preset changed with --set, such as another record
+    format, builds in a folder of its own."""
+    changed = _overrides(config)
+    shape = config.name + (f"-{hashlib.sha256(repr(changed).encode()).hexdigest()[:8]}"
+                           if changed else "")
+    return Path(build_root).resolve() / "sort" / f"{shape}-{sim}{suffix}"
 
 
 def _overrides(config):

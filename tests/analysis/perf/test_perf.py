@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from topsort_hdl.analysis.perf.model import estimate
+from topsort_hdl.analysis.perf.model import estimate, lateral_rate, memory_rate
 from topsort_hdl.analysis.perf.sweep import PAPER_U280, parse_size, plot_sweep, sweep, sweep_table
 from topsort_hdl.analysis.qor import MODEL_TOLERANCE, check, load, model_errors, model_table
 from topsort_hdl.analysis.qor.measure import BENCHMARK_SORTS, benchmark_config
@@ -82,6 +82,40 @@ def test_a_pass_with_fewer_active_leaves_than_p_merges_at_a():
     assert (last.active, last.rate, last.bound) == (2, 2.0, "leaves")
     full = e.tree_passes[0][0]
     assert last.cycles > 3.5 * full.cycles
+
+
+def test_phase2_sees_the_input_order_only_through_the_placement():
+    # Measured on small, 16,000 records (make qor): blocks sorted 14,214 cycles, random 8,360.
+    small = PRESETS["small"]
+    blocks = config_from("small", ["placement=blocks"])
+    random_, sorted_ = (estimate(small, 16000, "ideal", d) for d in ("random", "sorted"))
+    assert sorted_.total.cycles == random_.total.cycles
+    slow = estimate(blocks, 16000, "ideal", "sorted")
+    assert slow.phase1.cycles == random_.phase1.cycles       # phase 1 never sees the order
+    # F = 4 leaves at a time under one rate-2 unit: 2 records per cycle.
+    assert (slow.phase2_pass.rate, slow.phase2_pass.bound) == (pytest.approx(2.0, rel=0.03),
+                                                               "leaves")
+    near = estimate(blocks, 16000, "ideal", "nearly-sorted").phase2_pass.rate
+    assert slow.phase2_pass.rate < near < 2.2
+    assert estimate(blocks, 16000, "ideal", "few-distinct").total == random_.total
+    with pytest.raises(ValueError, match="distribution must be one of random, sorted, "):
+        estimate(small, 10, "ideal", "zipf")
+
+
+def test_lateral_links_of_the_hbm_switch():
+    u280 = PRESETS["u280"]
+    channel = memory_rate(u280, "measured")
+    # The paper's layout: each phase-2 port reaches one neighbouring switch for half of its
+    # traffic, on a link of its own (masters at channels 2i: M0 and M2), half a channel's
+    # worth: exactly the link, no loss.
+    assert lateral_rate(u280, "measured") == pytest.approx(channel)
+    # Two phase-2 ports of 8 trees each reach three switches away: the first link carries
+    # 6/8 of a port, so a port moves 0.5 / 0.75 of a channel.
+    wide = config_from("u280", ["reuse=2"])
+    assert lateral_rate(wide, "measured") == pytest.approx(channel * 0.5 / 0.75)
+    assert estimate(wide, wide.capacity).phase2_pass.rate <= 2 * channel * 0.5 / 0.75
+    assert lateral_rate(u280, "ideal") == lateral_rate(PRESETS["demo"], "measured") == \
+        float("inf")
 
 
 def test_model_errors_name_the_problem():

@@ -32,6 +32,7 @@ def test_u280_figures():
     assert (u280.channels, u280.channel_bytes, u280.clock_hz) == (32, 256 << 20, 214_000_000)
     assert (u280.channel_gbps, u280.channel_gbps_measured) == (14.375, 13.27)
     assert (u280.channel_group, u280.hbm_slr, u280.sll_per_crossing) == (4, 0, 23_040)
+    assert u280.lateral_fraction == 0.5
     assert (u280.part, u280.buffer_ram) == ("xcu280-fsvh2892-2L-e", "ultra")
     assert u280.slrs == (Resources(lut=369_000, ff=746_000, bram=507, uram=320, dsp=2_733),
                          Resources(lut=333_000, ff=675_000, bram=468, uram=320, dsp=2_877),
@@ -49,11 +50,12 @@ def test_other_boards_figures():
         "u55c", "AMD Alveo U55C (xcu55c-fsvh2892-2L-e), 16 GB HBM2", part="xcu55c-fsvh2892-2L-e",
         channels=32, channel_bytes=512 << 20, channel_gbps=14.375, channel_gbps_measured=13.27,
         clock_hz=214_000_000, hbm_slr=0, slrs=u280.slrs, sll_per_crossing=23_040,
-        part_resources=u280.part_resources, buffer_ram="ultra",
+        part_resources=u280.part_resources, buffer_ram="ultra", lateral_fraction=0.5,
         vitis=(VitisShell("xilinx_u55c_gen3x16_xdma_3_202210_1", "level0_i/ulp", PBLOCKS),))
     assert HBM_BOARDS["sim"] == HbmBoard(
         "sim", "simulation only: 32 channels of 16 KB", channels=32, channel_bytes=16 << 10,
-        channel_gbps=14.375, clock_hz=214_000_000, channel_gbps_measured=13.27)
+        channel_gbps=14.375, clock_hz=214_000_000, channel_gbps_measured=13.27,
+        lateral_fraction=0.5)
     assert HBM_BOARDS["onchip"] == HbmBoard(
         "onchip", "on-chip block RAM of an ECP5 board: 4 channels of 8 KB", channels=4,
         channel_bytes=8 << 10, channel_gbps=0.4, channel_gbps_measured=0.4, clock_hz=25_000_000)

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from topsort_hdl.core.golden import MmsModel, bitonic_merge, reference_sort
-from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair
+from topsort_hdl.core.golden.workloads import (
+    FEW_DISTINCT_KEYS,
+    INPUT_ORDERS,
+    KEY_PATTERNS,
+    make_input,
+    make_run_pair,
+)
 from topsort_hdl.hardware.records import BundleLayout, RecordLayout
 
 
@@ -95,3 +101,25 @@ def test_layout_packs_like_the_file_format():
     packed = bundle.pack([(1, 2), (3, 4)], last=True)
     assert packed >> 128 == 1
     assert bundle.unpack(packed) == ([(1, 2), (3, 4)], True)
+
+
+@pytest.mark.parametrize("key_bits", [32, 64])
+def test_input_orders_are_what_they_say(key_bits):
+    rng = random.Random(5)
+    for order in INPUT_ORDERS:
+        records = make_input(rng, 1000, order, key_bits)
+        keys = [k for k, _ in records]
+        assert [v for _, v in records] == list(range(1000))
+        assert all(0 <= k < 1 << key_bits for k in keys)
+        if order == "sorted":
+            assert keys == sorted(keys)
+        elif order == "reversed":
+            assert keys == sorted(keys, reverse=True)
+        elif order == "nearly-sorted":       # 1% replaced: at most 2 x 10 descents
+            assert 0 < sum(a > b for a, b in zip(keys, keys[1:], strict=False)) <= 20
+        elif order == "few-distinct":
+            assert {0, (1 << key_bits) - 1} <= set(keys) and len(set(keys)) <= FEW_DISTINCT_KEYS
+        else:
+            assert keys != sorted(keys) and len(set(keys)) > 990
+    with pytest.raises(ValueError, match="order must be one of random, sorted, reversed, "):
+        make_input(rng, 10, "zipf")

@@ -23,31 +23,47 @@ Phase 2 is one pass of the wide tree: every reused tree's port reads its group's
 long phase-2 bursts, and the ports feed one tree of ``r*p`` records per cycle. With random keys
 the ports' leaves do not drain evenly: the measured loss is the ``PHASE2_BALANCE`` factor.
 
+The input's order (``distribution``, one of ``DISTRIBUTIONS``). Phase 1 does not see it: a pass
+merges run g of every leaf's block, runs that lie a block apart in the tree's input, so the
+runs of a group interleave in key range for sorted and reversed input as for random (the RTL
+agrees, pass for pass). Phase 2 sees it through the placement: with the input ``dealt`` (record
+k to tree k % T) every tree holds a sample of the whole input and phase 2's runs interleave
+too; in ``blocks`` (tree i gets the i-th block, the paper's) sorted or reversed input gives
+tree i's runs the i-th key range alone, so phase 2 drains the trees one after another, each
+through its F leaves: at most the rate of the subtree over those leaves (2 records per cycle
+when F = 4, whatever r*p is). Nearly sorted input (``NEARLY_SORTED_FRACTION`` of the keys
+anywhere) is the same with a sprinkle of every other tree.
+
 Memory: ``ideal`` (one beat per cycle per port, what the simulations' AXI RAM gives),
 ``peak`` (the board's per-channel figure) or ``measured`` (its measured sequential-burst
 figure). A tree reads one channel and writes another, so in phase 1 it is memory-bound when
 ``p * record_bytes * clock`` exceeds a channel's bandwidth; in phase 2 each port's reads are
-bounded the same way. Not modelled: HBM refresh and page effects, and the switch's lateral
-links (phase-2 ports read channels of two switches).
+bounded the same way, and by the HBM switch's lateral links (:func:`lateral_rate`): tree i's
+master sits at channel 2i's switch port, and a phase-2 port reaches its group's channels in
+other switches over links that each carry ``lateral_fraction`` of a channel's bandwidth each
+way (PG276: half), shared by masters M0 and M1 or M2 and M3. The paper's layout loads each link
+it uses with half of one port's traffic: exactly a link's worth, no loss. The extra latency
+of a hop is hidden by the bursts in flight. Not modelled: HBM refresh and page effects.
 
 The latency constants were fitted to RTL cycle counts of ``tiny`` and ``small``; ``make qor``
 re-measures those sorts and fails when the model is more than 5% off any of them.
 
-The model assumes keys in random order. Presorted input is the worst case: a merge then drains
-one leaf at a time (one record per cycle per tree in phase 1, ``p`` in phase 2).
 """
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 
 from ...core.boards import HBM_BOARDS
+from ...core.golden.workloads import INPUT_ORDERS, NEARLY_SORTED_FRACTION
 from ...core.plan import ceil_div, leaf_regions, phase2_leaves, split_records, tree_plan
 from ...core.tree_shape import extra_rates, tree_rates
 
-__all__ = ["MEMORY_MODELS", "PassEstimate", "PhaseEstimate", "Estimate", "estimate",
-           "tree_rate", "PHASE2_BALANCE"]
+__all__ = ["MEMORY_MODELS", "DISTRIBUTIONS", "PassEstimate", "PhaseEstimate", "Estimate",
+           "estimate", "tree_rate", "lateral_rate", "PHASE2_BALANCE"]
 
 MEMORY_MODELS = ("ideal", "peak", "measured")
+DISTRIBUTIONS = INPUT_ORDERS        # the input's order: random, sorted, reversed, ...
 
 # Fitted to the RTL (see the module docstring); cycles unless said otherwise.
 # The controller and the engines register their commands and burst decisions (so that no
@@ -96,6 +112,7 @@ class Estimate:
     config: object
     records: int
     memory: str
+    distribution: str
     passes: int             # phase-1 passes of the busiest tree
     tree_passes: tuple      # per tree, its PassEstimates
     phase2_pass: PassEstimate
@@ -114,9 +131,12 @@ class Estimate:
                    key=lambda t: sum(p.cycles for p in self.tree_passes[t]))
 
     def bound(self):
-        """'memory' when a full-rate pass is held back by the memory, else 'compute'."""
-        every = [p for passes in self.tree_passes for p in passes] + [self.phase2_pass]
-        return "memory" if any(p.bound == "memory" for p in every) else "compute"
+        """'memory' when passes held back by the memory take most of the time (the slowest
+        tree's and phase 2's), else 'compute' (the merge rate or the leaves)."""
+        every = list(self.tree_passes[self.slowest_tree]) if self.tree_passes else []
+        every.append(self.phase2_pass)
+        memory = sum(p.cycles for p in every if p.bound == "memory")
+        return "memory" if 2 * memory > sum(p.cycles for p in every) else "compute"
 
 
 def memory_rate(config, memory):
@@ -128,6 +148,28 @@ def memory_rate(config, memory):
     board = HBM_BOARDS[config.board]
     gbps = board.channel_gbps if memory == "peak" else board.channel_gbps_measured
     return gbps * 1e9 / (config.record_bytes * config.clock_hz)
+
+
+def lateral_rate(config, memory):
+    """Records per cycle a phase-2 port moves when the HBM switch's lateral links are the limit
+    (inf when none is crossed, or for the ideal memory): each link, one way, carries
+    ``lateral_fraction`` of a channel; a port's reads and writes of group member j (1/S of its
+    traffic each) cross every link between its switch and j's, on its lane (M0/M1 or M2/M3)."""
+    board = HBM_BOARDS[config.board]
+    if memory == "ideal" or board.lateral_fraction >= 1:
+        return float("inf")
+    group = board.channel_group
+    loads = defaultdict(float)      # (lane, link, way, read or write): share of a port's rate
+    for port in config.reused_trees:
+        here, lane = divmod(2 * port, group)
+        lane //= 2
+        for member in range(port, port + config.group):
+            there = 2 * member // group
+            for kind in ("read", "write"):
+                for link in range(min(here, there), max(here, there)):
+                    loads[lane, link, there > here, kind] += 1 / config.group
+    worst = max(loads.values(), default=0.0)
+    return board.lateral_fraction * memory_rate(config, memory) / worst if worst else float("inf")
 
 
 def _beats(first_byte, end_byte, beat):
@@ -234,14 +276,30 @@ def _phase1_pass(config, tree, records, step, mem_rate):
     return PassEstimate(tree, records, step.active, rate, bound, beats, lag, tail, cycles)
 
 
-def _phase2_pass(config, plans, records, mem_rate):
+def _phase2_segments(config, rows, distribution):
+    """Phase 2 as parts that run one after another: ``(records, per leaf the records it gives
+    in that part)`` (see the module docstring on the input's order)."""
+    counts = [count for row in rows for *_, count in row]
+    if distribution in ("random", "few-distinct") or config.placement == "dealt":
+        return [(sum(counts), counts)]
+    trees = [tree for row in rows for tree, *_ in row]
+    stray = NEARLY_SORTED_FRACTION if distribution == "nearly-sorted" else 0.0
+    segments = []
+    for home in range(config.trees):    # (reversed input takes them in the other order)
+        part = [count * ((1 - stray) * (tree == home) + stray / config.trees)
+                for count, tree in zip(counts, trees, strict=True)]
+        segments.append((sum(part), part))
+    return segments
+
+
+def _phase2_pass(config, plans, records, mem_rate, distribution):
     c = config
     beat = c.axi.beat_bytes
     size = c.record_bytes
     rows = phase2_leaves(plans, c.reuse, c.leaves)
     counts = [count for row in rows for _, _, _, count in row]
     lanes = c.reuse * c.rate
-    leaf_rate = tree_rate(counts, extra_rates(c.rate, c.reuse) + tree_rates(c.rate, c.leaves))
+    rates = extra_rates(c.rate, c.reuse) + tree_rates(c.rate, c.leaves)
     port_beats, port_bursts, port_shares = [], [], []
     for row in rows:
         beats, bursts, shares = 0, [], []
@@ -254,11 +312,26 @@ def _phase2_pass(config, plans, records, mem_rate):
         port_beats.append(beats)
         port_bursts.append(bursts)
         port_shares.append(shares)
-    stream, rate, bound = _stream(records, lanes, max(port_beats), leaf_rate,
-                                  mem_rate * c.reuse)
-    # The ports' leaves drain unevenly (random keys): one port at times cannot keep up.
-    rate *= PHASE2_BALANCE
-    stream = max(max(port_beats), math.ceil(records / rate))
+    segments = _phase2_segments(c, rows, distribution)
+    streaming, spent = 0.0, defaultdict(float)
+    for part, leaf_counts in segments:
+        if not part:
+            continue
+        leaf_rate = tree_rate(leaf_counts, rates)
+        port = max(sum(leaf_counts[k * c.leaves:(k + 1) * c.leaves]) for k in range(c.reuse))
+        rate, bound = float(lanes), "merge"
+        if leaf_rate < rate:
+            rate, bound = leaf_rate, "leaves"
+        if mem_rate * part / port < rate:       # the busiest port's reads
+            rate, bound = mem_rate * part / port, "memory"
+        if len(segments) == 1:
+            # The ports' leaves drain unevenly (random keys): one port at times cannot keep up.
+            rate *= PHASE2_BALANCE
+        streaming += part / rate
+        spent[bound] += part / rate
+    stream = max(max(port_beats), math.ceil(streaming))
+    rate = records / stream if stream else float(lanes)
+    bound = max(spent, key=spent.get) if spent else "merge"
     latency = READ_LATENCY + TREE_LATENCY * _levels(c.leaves * c.reuse)
     lag = max(_start_up(bursts, shares, rate, beat // size, latency)
               for bursts, shares in zip(port_bursts, port_shares, strict=True) if bursts)
@@ -274,12 +347,16 @@ def _phase(config, records, cycles):
     return PhaseEstimate(cycles, seconds, gbps)
 
 
-def estimate(config, records, memory="measured"):
+def estimate(config, records, memory="measured", distribution="random"):
     """The model's :class:`Estimate` for ``records`` records on ``config``.
 
-    ``memory``: "ideal", "peak" or "measured" (see the module docstring). Raises ValueError for
-    a record count the configuration cannot hold.
+    ``memory``: "ideal", "peak" or "measured"; ``distribution``: the input's order, one of
+    ``DISTRIBUTIONS`` (see the module docstring). Raises ValueError for a record count the
+    configuration cannot hold.
     """
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}, not "
+                         f"{distribution!r}")
     if not isinstance(records, int) or records < 0:
         raise ValueError(f"records must be a non-negative integer, not {records!r}")
     if records > config.capacity:
@@ -294,11 +371,13 @@ def estimate(config, records, memory="measured"):
     phase1_cycles = PHASE1_START + max(
         (sum(p.cycles for p in passes) for passes in tree_passes), default=0)
     if records:
-        phase2 = _phase2_pass(config, plans, records, mem_rate)
+        phase2 = _phase2_pass(config, plans, records,
+                              min(mem_rate, lateral_rate(config, memory)), distribution)
     else:
         phase2 = PassEstimate(None, 0, 0, 0.0, "merge", 0, 0, 0, PHASE2_START)
     total = phase1_cycles + phase2.cycles
-    return Estimate(config, records, memory, max(len(p.passes) for p in plans), tree_passes,
+    return Estimate(config, records, memory, distribution, max(len(p.passes) for p in plans),
+                    tree_passes,
                     phase2, _phase(config, records, phase1_cycles),
                     _phase(config, records, phase2.cycles), _phase(config, records, total),
                     mem_rate)

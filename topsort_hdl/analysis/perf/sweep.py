@@ -47,7 +47,7 @@ def hbm_limit_gbps(config, passes, memory_gbps):
     return config.trees * memory_gbps / (passes + 1)
 
 
-def sweep(config, sizes=SWEEP_SIZES, memory="measured"):
+def sweep(config, sizes=SWEEP_SIZES, memory="measured", distribution="random"):
     """One row per size (clamped to the configuration's capacity): the model's figures."""
     from ...core.boards import HBM_BOARDS
 
@@ -56,7 +56,7 @@ def sweep(config, sizes=SWEEP_SIZES, memory="measured"):
     rows = []
     for size in sizes:
         records = min(size // config.record_bytes, config.capacity)
-        e = estimate(config, records, memory)
+        e = estimate(config, records, memory, distribution)
         limit = hbm_limit_gbps(config, e.passes, gbps)
         rows.append({
             "size": size, "records": records, "passes": e.passes,
@@ -68,11 +68,12 @@ def sweep(config, sizes=SWEEP_SIZES, memory="measured"):
     return rows
 
 
-def sweep_table(config, rows, memory):
+def sweep_table(config, rows, memory, distribution="random"):
     lines = [f"{config.name}: {config.summary()}",
-             f"model, memory '{memory}'; the paper (U280, 214 MHz) measured "
-             f"{PAPER_U280['overall']} GB/s overall, {PAPER_U280['phase1']} phase 1, "
-             f"{PAPER_U280['phase2']} phase 2 at 4 GB, {PAPER_U280['passes']} passes",
+             f"model, memory '{memory}', {distribution} input placed {config.placement}; the "
+             f"paper (U280, 214 MHz) measured {PAPER_U280['overall']} GB/s overall, "
+             f"{PAPER_U280['phase1']} phase 1, {PAPER_U280['phase2']} phase 2 at 4 GB, "
+             f"{PAPER_U280['passes']} passes",
              f"{'size':>7} {'passes':>6} {'last a':>6} {'phase 1':>8} {'phase 2':>8} "
              f"{'overall':>8} {'seconds':>8} {'HBM limit':>9} {'of limit':>8}  bound"]
     for row in rows:

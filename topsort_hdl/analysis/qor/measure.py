@@ -7,7 +7,8 @@ import time
 
 from ...core.config import config_from
 
-__all__ = ["BENCHMARK_SORTS", "measure_sorts", "measure_generator"]
+__all__ = ["BENCHMARK_SORTS", "ORDER_SORTS", "measure_sorts", "measure_order_sorts",
+           "measure_generator"]
 
 # Fixed benchmark sorts: (config, simulator, record counts). Random keys (drawn from the count),
 # ideal memory, every result checked exactly. The counts cover 2 to 5 passes, tuned last
@@ -18,6 +19,9 @@ BENCHMARK_SORTS = {
     "small": ("verilator", [3000, 20000, 65536]),
 }
 SMALL_SET = ["channel_bytes=1048576", "trees=2"]    # 65,536 records in two trees
+# One sort per input order (INPUT_ORDERS: random, sorted, reversed, nearly sorted, few
+# distinct keys) on a preset: (config, simulator, records). docs/throughput.md.
+ORDER_SORTS = ("small", "verilator", 16000)
 
 
 def benchmark_config(name):
@@ -34,6 +38,21 @@ def measure_sorts(name, progress=print):
              f"{', '.join(map(str, counts))} records")
     start = time.perf_counter()
     rows = simulate_sweep(config, counts, sim=sim)
+    progress(f"  done in {time.perf_counter() - start:.0f} s")
+    return config, rows
+
+
+def measure_order_sorts(progress=print):
+    """Cycle counts of one :data:`ORDER_SORTS` sort per input order on the RTL."""
+    from ...core.golden.workloads import INPUT_ORDERS
+    from ...sim.kernel_sort import simulate_sweep
+
+    name, sim, count = ORDER_SORTS
+    config = config_from(name)
+    progress(f"simulating {name} ({sim}): {count} records in each order, "
+             f"{', '.join(INPUT_ORDERS)}")
+    start = time.perf_counter()
+    rows = simulate_sweep(config, [count], sim=sim, orders=INPUT_ORDERS)
     progress(f"  done in {time.perf_counter() - start:.0f} s")
     return config, rows
 

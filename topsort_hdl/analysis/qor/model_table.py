@@ -10,11 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from ...core.config import config_from
+from ...core.golden.workloads import INPUT_ORDERS
 from ..regression import load
-from .measure import BENCHMARK_SORTS, SMALL_SET, benchmark_config
+from .measure import BENCHMARK_SORTS, ORDER_SORTS, SMALL_SET, benchmark_config
 from .run import model_errors
 
-__all__ = ["BEGIN", "END", "model_table", "render"]
+__all__ = ["BEGIN", "END", "model_table", "order_rows", "render"]
 
 BEGIN = "<!-- generated from the golden RTL cycles and the performance model: do not edit -->\n"
 END = "<!-- end generated -->"
@@ -25,6 +27,15 @@ def golden_rows(figures, name):
     return [{"records": n, "phase1_cycles": figures[f"cycles.{name}.{n}.phase1"]["value"],
              "phase2_cycles": figures[f"cycles.{name}.{n}.phase2"]["value"]}
             for n in BENCHMARK_SORTS[name][1]]
+
+
+def order_rows(figures):
+    """The :data:`ORDER_SORTS` sorts, one per input order, as the golden figures keep them."""
+    name, _, count = ORDER_SORTS
+    return [{"records": count, "order": order,
+             "phase1_cycles": figures[f"cycles.{name}.{count}_{order}.phase1"]["value"],
+             "phase2_cycles": figures[f"cycles.{name}.{count}_{order}.phase2"]["value"]}
+            for order in INPUT_ORDERS]
 
 
 def model_table(figures):
@@ -39,6 +50,13 @@ def model_table(figures):
             cells.setdefault(records, []).append(f"{rtl:,} / {model:,} ({error:+.1%})")
         lines += [f"| {label} | {records:,} | {' | '.join(pair)} |"
                   for records, pair in cells.items()]
+    name, _, count = ORDER_SORTS
+    rows = order_rows(figures)
+    errors = model_errors(config_from(name), rows)
+    for row, k in zip(rows, range(0, len(errors), 2), strict=True):
+        pair = [f"{rtl:,} / {model:,} ({error:+.1%})" for _, _, rtl, model, error in
+                errors[k:k + 2]]
+        lines.append(f"| `{name}` | {count:,}, {row['order']} | {' | '.join(pair)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -31,7 +31,9 @@ def resource_figures(estimate):
     return figures
 
 
-def sort_figures(config, rows):
+def sort_figures(config, rows, by_order=False):
+    """Figures of benchmark sorts: ``cycles.<config>.<records>.<phase>``, or with
+    ``by_order`` ``cycles.<config>.<records>_<order>.<phase>``, and records per cycle."""
     from ...core.plan import split_records, tree_plan
 
     figures = {}
@@ -39,7 +41,7 @@ def sort_figures(config, rows):
         n = row["records"]
         passes = max(len(tree_plan(k, config.leaves, config.runs_per_tree).passes)
                      for k in split_records(n, config.trees))
-        key = f"{config.name}.{n}"
+        key = f"{config.name}.{n}" + (f"_{row['order']}" if by_order else "")
         figures[f"cycles.{key}.phase1"] = row["phase1_cycles"]
         figures[f"cycles.{key}.phase2"] = row["phase2_cycles"]
         if row["phase1_cycles"]:
@@ -94,12 +96,13 @@ def run_pnr(progress=print):
 
 def model_errors(config, rows):
     """Per benchmark sort and phase: ``(records, phase, rtl, model, relative error)``, the
-    model with ideal memory (what the simulations' AXI RAM gives)."""
+    model with ideal memory (what the simulations' AXI RAM gives) and the sort's input order
+    (``order``, random when not given)."""
     from ..perf.model import estimate
 
     out = []
     for row in rows:
-        e = estimate(config, row["records"], "ideal")
+        e = estimate(config, row["records"], "ideal", row.get("order", "random"))
         for phase, model in (("phase1", e.phase1.cycles), ("phase2", e.phase2.cycles)):
             rtl = row[f"{phase}_cycles"]
             out.append((row["records"], phase, rtl, model, (model - rtl) / rtl if rtl else 0.0))
@@ -110,7 +113,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
     """Measure ``parts`` (resources of the configurations ``resource_configs``, their block
     figures stored with the presets when ``store_figures``); return ``(figures, report lines,
     model failures)``."""
-    from .measure import BENCHMARK_SORTS, measure_generator, measure_sorts
+    from .measure import BENCHMARK_SORTS, measure_generator, measure_order_sorts, measure_sorts
 
     figures, lines, failures = {}, [], []
     if "resources" in parts:
@@ -125,17 +128,21 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
                 path = store(config, estimate.groups)
                 lines += [f"stored the block figures of {config.name} in {path}", ""]
     if "sorts" in parts:
-        for name in BENCHMARK_SORTS:
-            config, rows = measure_sorts(name, progress)
-            figures.update(sort_figures(config, rows))
-            lines.append(f"{name} ({config.summary()}): RTL cycles vs the performance model "
-                         f"(ideal memory)")
-            lines.append(f"{'records':>8} {'phase':>6} {'RTL':>8} {'model':>8} {'error':>7}")
-            for records, phase, rtl, model, error in model_errors(config, rows):
-                lines.append(f"{records:>8} {phase:>6} {rtl:>8} {model:>8} {error:>+7.1%}")
+        measured = [measure_sorts(name, progress) + (False,) for name in BENCHMARK_SORTS]
+        measured.append(measure_order_sorts(progress) + (True,))
+        for config, rows, by_order in measured:
+            figures.update(sort_figures(config, rows, by_order))
+            lines.append(f"{config.name} ({config.summary()}): RTL cycles vs the performance "
+                         f"model (ideal memory)")
+            lines.append(f"{'records':>20} {'phase':>6} {'RTL':>8} {'model':>8} {'error':>7}")
+            for row, (records, phase, rtl, model, error) in zip(
+                    (r for r in rows for _ in range(2)), model_errors(config, rows),
+                    strict=True):
+                label = f"{records} {row['order']}" if by_order else str(records)
+                lines.append(f"{label:>20} {phase:>6} {rtl:>8} {model:>8} {error:>+7.1%}")
                 if abs(error) > MODEL_TOLERANCE:
-                    failures.append(f"MODEL {name} {records} records {phase}: model {model} vs "
-                                    f"RTL {rtl} cycles ({error:+.1%}, allowed "
+                    failures.append(f"MODEL {config.name} {label} records {phase}: model "
+                                    f"{model} vs RTL {rtl} cycles ({error:+.1%}, allowed "
                                     f"{MODEL_TOLERANCE:.0%})")
             lines.append("")
     if "generator" in parts:

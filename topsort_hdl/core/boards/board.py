@@ -69,6 +69,9 @@ class HbmBoard:
         Sequential-burst bandwidth measured on a real card (performance model's derated figure).
     channel_group : int
         Channels behind one crossbar switch (reached without a lateral link).
+    lateral_fraction : float
+        What one lateral link between neighbouring switches carries, as a fraction of a
+        channel's bandwidth, each way (1.0: no switch, or no loss).
     clock_hz : int
         Kernel clock the performance figures assume.
     hbm_slr : int
@@ -95,6 +98,7 @@ class HbmBoard:
     part: str = ""
     channel_gbps_measured: float = 0.0
     channel_group: int = 4
+    lateral_fraction: float = 1.0
     hbm_slr: int = 0
     slrs: tuple = ()
     sll_per_crossing: int = 0

@@ -143,6 +143,7 @@ _FIELDS = {
         _field("channel_gbps", _File.number, required=True, sourced=True),
         _field("channel_gbps_measured", _File.number, sourced=True),
         _field("channel_group", _File.count, sourced=True),
+        _field("lateral_fraction", _File.number, sourced=True),
         _field("clock_hz", _File.count, required=True, sourced=True),
         _field("hbm_slr", _File.count, sourced=True, low=0),
         _field("sll_per_crossing", _File.count, sourced=True, low=0),

@@ -9,7 +9,8 @@ its memory holds the host's keys. A configuration that orders equal keys by valu
 and output are exactly the hardware's.
 """
 
-from ..plan import leaf_regions, output_bases, phase2_leaves, split_records, tree_plan
+from ..contract import place_records
+from ..plan import leaf_regions, output_bases, phase2_leaves, tree_plan
 from .order import order_keys, restore_keys
 
 __all__ = ["KernelModel"]
@@ -40,15 +41,20 @@ class KernelModel:
         return [(k, v) for k, (_, v) in zip(keys, records, strict=True)]
 
     def run(self, records, addresses=None):
+        """Sort the job ``records``, placed in the trees as the configuration's hosts place
+        them (``placement``)."""
+        return self.run_trees(place_records(records, self.config.trees, self.config.placement),
+                              addresses)
+
+    def run_trees(self, inputs, addresses=None):
+        """Sort the job whose tree i holds ``inputs[i]`` (its half 0, in order)."""
         c = self.config
-        records = self._map(records, order_keys)
-        counts = split_records(len(records), c.trees)
         self.plans, self.halves, self.passes = [], [], []
-        start = 0
-        for tree, count in enumerate(counts):
+        total = sum(len(part) for part in inputs)
+        for tree, part in enumerate(inputs):
+            count = len(part)
             plan = tree_plan(count, c.leaves, c.runs_per_tree)
-            halves = [list(records[start:start + count]), []]
-            start += count
+            halves = [self._map(list(part), order_keys), []]
             history = []
             for step in plan.passes:
                 source = halves[step.source]
@@ -78,6 +84,6 @@ class KernelModel:
             from .memory import batch_chunks
 
             bases = output_bases(self.plans, addresses, c.reuse)
-            self.chunks = list(batch_chunks(len(records) * c.record_bytes, bases,
+            self.chunks = list(batch_chunks(total * c.record_bytes, bases,
                                             c.batch_bytes, c.group))
         return self.output

@@ -6,7 +6,8 @@ shows in a multiset comparison even when its key has equal twins.
 
 import itertools
 
-__all__ = ["KEY_PATTERNS", "make_keys", "make_run_pair", "make_runs", "special_keys"]
+__all__ = ["KEY_PATTERNS", "make_keys", "make_run_pair", "make_runs", "special_keys",
+           "INPUT_ORDERS", "make_input"]
 
 FLOAT_FRACTION_BITS = {32: 23, 64: 52}     # IEEE 754 binary32, binary64
 
@@ -122,3 +123,33 @@ def make_group(rng, leaves, pattern="uniform", max_records=40, lengths=None,
     else:
         key_runs = [sorted(make_keys(rng, n, pattern, max_key)) for n in lengths]
     return [[(key, next(_serial) % (max_value + 1)) for key in run] for run in key_runs]
+
+
+# How a whole job's input is ordered (``topsort-hdl model --distribution``, the profile and the
+# throughput tests): the orders a merge sorter meets in practice and where merge trees differ.
+NEARLY_SORTED_FRACTION = 0.01    # of the keys replaced at random positions
+FEW_DISTINCT_KEYS = 16
+INPUT_ORDERS = ("random", "sorted", "reversed", "nearly-sorted", "few-distinct")
+
+
+def make_input(rng, count, order="random", key_bits=32):
+    """Return ``count`` records ``(key, serial)`` of unsigned ``key_bits``-bit keys in one of
+    ``INPUT_ORDERS``: uniform keys shuffled, ascending, descending; ascending with
+    ``NEARLY_SORTED_FRACTION`` of the positions given uniform keys; or ``FEW_DISTINCT_KEYS``
+    distinct keys (0 and all-ones among them) shuffled."""
+    if order not in INPUT_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(INPUT_ORDERS)}, not {order!r}")
+    top = (1 << key_bits) - 1
+    if order == "few-distinct":
+        choices = [0, top] + [rng.randint(1, top - 1) for _ in range(FEW_DISTINCT_KEYS - 2)]
+        keys = [rng.choice(choices) for _ in range(count)]
+    else:
+        keys = [rng.randint(0, top) for _ in range(count)]
+    if order in ("sorted", "nearly-sorted"):
+        keys.sort()
+    elif order == "reversed":
+        keys.sort(reverse=True)
+    if order == "nearly-sorted":
+        for i in rng.sample(range(count), round(count * NEARLY_SORTED_FRACTION)):
+            keys[i] = rng.randint(0, top)
+    return [(key, i) for i, key in enumerate(keys)]

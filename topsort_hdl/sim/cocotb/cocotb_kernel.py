@@ -37,7 +37,7 @@ from topsort_hdl.core.contract import (
 )
 from topsort_hdl.core.golden.kernel import KernelModel
 from topsort_hdl.core.golden.order import FLOAT_KEY_BITS, KEY_TYPES, order_keys
-from topsort_hdl.core.golden.workloads import special_keys
+from topsort_hdl.core.golden.workloads import make_input, special_keys
 from topsort_hdl.core.plan import split_records, tree_plan
 from topsort_hdl.core.register_map import RegisterMap
 from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters, master_port
@@ -393,17 +393,24 @@ async def kernel_sorts_a_big_job(dut):
 
 @cocotb.test(skip=MODE != "sweep")
 async def kernel_cycles_over_a_sweep(dut):
-    """One job per count of TOPSORT_COUNTS (a JSON list), random keys, each checked exactly;
-    the cycle counters of every job as a JSON list in TOPSORT_STATS (for the performance
-    model's validation, :mod:`topsort_hdl.analysis.qor.measure`)."""
+    """One job per count of TOPSORT_COUNTS (a JSON list) and input order of TOPSORT_ORDERS (a
+    JSON list of ``INPUT_ORDERS``, random alone by default), each checked exactly; the cycle
+    counters of every job as a JSON list in TOPSORT_STATS (for the performance model's
+    validation, :mod:`topsort_hdl.analysis.qor.measure`)."""
     device, _ = await bring_up(dut, Pauses(random.Random(SEED + 5), PAUSE))
     rows = []
-    for count in json.loads(os.environ["TOPSORT_COUNTS"]):
-        rng = random.Random(f"{SEED}-{count}")      # the same keys in any sweep
-        records = keyed(rng.randrange(KEYS) for _ in range(count))
+    orders = json.loads(os.environ.get("TOPSORT_ORDERS", '["random"]'))
+    counts = json.loads(os.environ["TOPSORT_COUNTS"])
+    for order, count in ((o, n) for o in orders for n in counts):
+        if order == "random":       # the same keys in any sweep
+            rng = random.Random(f"{SEED}-{count}")
+            records = keyed(rng.randrange(KEYS) for _ in range(count))
+        else:
+            rng = random.Random(f"{SEED}-{count}-{order}")
+            records = keyed(key for key, _ in make_input(rng, count, order, CONFIG.key_bits))
         result = await sort_records(dut, device, records)
         check_sorted(records, result.output)
-        rows.append({"records": count, "phase1_cycles": result.phase1_cycles,
+        rows.append({"records": count, "order": order, "phase1_cycles": result.phase1_cycles,
                      "phase2_cycles": result.phase2_cycles})
         with open(os.environ["TOPSORT_STATS"], "w") as out:
             json.dump(rows, out)

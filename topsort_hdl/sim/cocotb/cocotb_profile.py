@@ -1,9 +1,9 @@
 """Where a kernel's cycles go, pass by pass: a cocotb probe of its internals.
 
-Sorts TOPSORT_RECORDS random records (memory pausing with probability TOPSORT_PAUSE, default
-0: ideal) and samples, every cycle, tree TOPSORT_PROFILE_TREE's controller, its port's AR, R
-and W handshakes, and the words its root packer hands its write engine (the phase-2 tree's
-words during phase 2). One row per
+Sorts TOPSORT_RECORDS records in TOPSORT_ORDER (one of ``INPUT_ORDERS``, random by default;
+memory pausing with probability TOPSORT_PAUSE, default 0: ideal) and samples, every cycle,
+tree TOPSORT_PROFILE_TREE's controller, its port's AR, R and W handshakes, and the words its
+root packer hands its write engine (the phase-2 tree's words during phase 2). One row per
 phase-1 pass of that tree and one for phase 2, as JSON in TOPSORT_STATS:
 
 - ``cycles``: from the pass's first leaf command to its writer's last response (phase 2: the
@@ -23,6 +23,8 @@ import random
 
 import cocotb
 from cocotb.triggers import FallingEdge
+
+from topsort_hdl.core.golden.workloads import make_input
 
 from .axi_ram import Pauses
 from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
@@ -121,9 +123,11 @@ async def profile_a_job(dut):
     rows = []
     cocotb.start_soon(_sample(dut, rows))
     count = int(os.environ.get("TOPSORT_RECORDS", CONFIG.capacity))
-    records = [(rng.randrange(1 << 32), i) for i in range(count)]
+    order = os.environ.get("TOPSORT_ORDER", "random")
+    records = make_input(rng, count, order, CONFIG.key_bits)
     result = await sort_records(dut, device, records)
     check_sorted(records, result.output)
     with open(os.environ["TOPSORT_STATS"], "w") as out:
-        json.dump({"records": count, "tree": TREE, "phase1_cycles": result.phase1_cycles,
+        json.dump({"records": count, "order": order, "tree": TREE,
+                   "phase1_cycles": result.phase1_cycles,
                    "phase2_cycles": result.phase2_cycles, "passes": rows}, out, indent=1)

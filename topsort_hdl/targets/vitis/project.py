@@ -33,6 +33,7 @@ def config_header(config):
         "RECORD_BYTES": config.record_bytes, "KEY_BITS": config.key_bits,
         "VALUE_BITS": config.value_bits,
         "CAPACITY": config.capacity, "CLOCK_HZ": config.clock_hz,
+        "PLACEMENT_DEALT": int(config.placement == "dealt"),
         "REPORT_VERSION": contract.REPORT_VERSION,
         "REPORT_BYTES": contract.report_bytes(config.trees, config.data_width // 8),
         "REPORT_TREES_OFFSET": contract.REPORT_TREES_OFFSET,

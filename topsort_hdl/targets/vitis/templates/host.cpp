@@ -124,14 +124,15 @@ int main(int argc, char **argv) try {
         }
     xrt::bo report_bo(context, topsort::REPORT_BYTES, xrt::bo::flags::normal,
                       kernel.group_id(int(topsort::REPORT_ARG)));
-    for (unsigned tree = 0, first = 0; tree < topsort::TREES; ++tree) {
+    for (unsigned tree = 0; tree < topsort::TREES; ++tree) {
         const uint64_t share = topsort::tree_records(count, tree);
         if (share) {
             xrt::bo &bo = halves_bo[2 * tree];
-            bo.write(records.data() + first, share * topsort::RECORD_BYTES, 0);
+            auto *input = bo.map<topsort::Record *>();
+            for (uint64_t k = 0; k < share; ++k)
+                input[k] = records[topsort::tree_input(count, tree, k)];
             bo.sync(XCL_BO_SYNC_BO_TO_DEVICE, share * topsort::RECORD_BYTES, 0);
         }
-        first += share;
     }
 
     xrt::run run(kernel);

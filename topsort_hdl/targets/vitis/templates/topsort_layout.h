@@ -43,6 +43,17 @@ inline uint64_t tree_records(uint64_t count, unsigned tree) {
     return count / TREES + (tree < count % TREES ? 1 : 0);
 }
 
+// Input record k of tree i (k < tree_records(count, i)): dealt, record i + k * TREES (every
+// tree a sample of the whole input, so sorted input stays fast); else tree i's block.
+inline uint64_t tree_input(uint64_t count, unsigned tree, uint64_t k) {
+    if (PLACEMENT_DEALT)
+        return tree + k * TREES;
+    uint64_t first = 0;
+    for (unsigned t = 0; t < tree; ++t)
+        first += tree_records(count, t);
+    return first + k;
+}
+
 // The report, as the kernel writes it: little-endian fields at fixed byte offsets.
 struct Report {
     uint32_t version = 0, status = 0;
