@@ -33,7 +33,7 @@ help:
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
 	@echo "                ecp5-5g-evn) with the YoWASP tools: build/bitstream/BOARD/topsort_demo.bit"
 	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
-	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE)"
+	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE, ORDER)"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
 	@echo "make clean      remove build outputs; 'make distclean' removes .venv too"
@@ -112,14 +112,16 @@ sim-u280: setup
 	$(VPY) -m pytest -m slow tests/hardware/kernel/test_kernel.py -k u280
 
 # e.g. make profile CONFIG=small SET="trees=2 channel_bytes=1048576" RECORDS=32768 TREE=1
+#      make profile ORDER=sorted SET=placement=blocks   (the input's order and placement)
 CONFIG  ?= small
 SET     ?=
 RECORDS ?= 16384
 TREE    ?= 0
+ORDER   ?= random
 PROFILE_SIM ?= verilator
 profile: setup
 	$(VPY) -m topsort_hdl.sim.profile --config $(CONFIG) $(foreach s,$(SET),--set $(s)) \
-		--records $(RECORDS) --tree $(TREE) --sim $(PROFILE_SIM)
+		--records $(RECORDS) --tree $(TREE) --order $(ORDER) --sim $(PROFILE_SIM)
 
 clean:
 	rm -rf build sim_build .pytest_cache

@@ -52,7 +52,8 @@ def run_cli(*args):
     (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
      "leaf_depth must be a positive integer, not 0"),
     (["generate", "--config", "huge"],
-     "config must be one of u280, u55c, u280_kv64, u280_k32, tiny, small, demo, not 'huge'"),
+     "config must be one of u280, u280-paper, u55c, u280_kv64, u280_k32, tiny, small, demo, "
+     "not 'huge'"),
     (["generate", "--set", "trees=3"], "trees must be a power of two"),
     (["generate", "--set", "speed=3"], "--set takes KEY=VALUE with KEY one of"),
     (["sort", "--config", "tiny", "--input", "/nonexistent", "--output", "o"],
@@ -106,7 +107,7 @@ def test_model_takes_the_papers_size_in_one_command(capsys):
     out = capsys.readouterr().out
     assert out.startswith("4194240 KB (536862720 records, random, placed dealt) on u280 at "
                           "214 MHz"), out
-    assert "6 phase-1 passes, then phase 2" in out, out
+    assert "5 phase-1 passes, then phase 2" in out, out
 
 
 def test_model_shows_the_input_order_through_the_placement(capsys):

@@ -242,7 +242,7 @@ def golden_job(card, layout, values):
     from topsort_hdl.core import contract
     from topsort_hdl.core.config import config_from
     from topsort_hdl.core.golden.kernel import KernelModel
-    from topsort_hdl.core.plan import split_records, tree_plan
+    from topsort_hdl.core.plan import split_records, tree_plans
     from topsort_hdl.host import pack_records, unpack_records
 
     count = values[contract.RECORDS_ARGUMENT]
@@ -263,8 +263,7 @@ def golden_job(card, layout, values):
     stream = pack_records(output, *widths)
     for offset, address, length in model.chunks:
         card.write(address, stream[offset:offset + length])
-    plans = [tree_plan(n, layout.leaves, layout.runs_per_tree)
-             for n in split_records(count, layout.trees)]
+    plans = tree_plans(layout, count)
     report = contract.Report(contract.REPORT_VERSION, 0, count, 1000 + count, 500 + count,
                              tuple(len(p.passes) for p in plans),
                              tuple(p.final_half ^ 1 for p in plans))

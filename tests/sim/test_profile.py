@@ -15,7 +15,7 @@ def test_profile_rows_follow_the_plan(capsys):
     config = config_from("tiny")
     stats = json.loads((SIM_BUILD / "profile_tiny_icarus" / "profile.json").read_text())
     mine = split_records(records, config.trees)[tree]
-    plan = tree_plan(mine, config.leaves, config.runs_per_tree)
+    plan = tree_plan(mine, config.leaves, config.runs_per_tree, config.first_run_length)
     rows = stats["passes"]
     assert [r["pass"] for r in rows] == [*range(len(plan.passes)), "phase 2"]
     beat_records = config.data_width // 64

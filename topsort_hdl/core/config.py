@@ -64,6 +64,7 @@ class KernelConfig:
     value_bits: int = 32
     equal_keys: str = "any"
     placement: str = "dealt"         # how hosts place the input in the trees (contract.PLACEMENTS)
+    presort: int = 0                 # 1: pass 1 sorts each beat as it reads it (runs of a beat)
     read_burst_bytes: int = 1024     # phase-1 reads
     reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
                                      # pairs through the HBM crossbar
@@ -90,6 +91,8 @@ class KernelConfig:
         if self.equal_keys not in EQUAL_KEYS:
             raise ValueError(f"equal_keys must be one of {', '.join(EQUAL_KEYS)}, not "
                              f"{self.equal_keys!r}")
+        if self.presort not in (0, 1):
+            raise ValueError(f"presort must be 0 or 1, not {self.presort}")
         if self.placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not "
                              f"{self.placement!r}")
@@ -100,6 +103,9 @@ class KernelConfig:
         # A phase-1 tree's root bundle is one AXI beat: its records fill at most the widest
         # data bus. (Phase 2's root, reuse * rate records, is one merge unit: MAX_MERGE_RATE.)
         check_power_of_two("rate", self.rate, high=MAX_DATA_WIDTH // record_bits)
+        if self.presort and self.rate < 2:
+            raise ValueError(f"presort needs rate 2 or more (records per beat to sort), not "
+                             f"{self.rate}")
         if 2 * self.rate > self.leaves:
             raise ValueError(f"rate must be at most leaves / 2 ({self.leaves // 2}) so that "
                              f"leaves take one record per cycle, not {self.rate}")
@@ -165,6 +171,11 @@ class KernelConfig:
                          id_width=max(1, (self.leaves - 1).bit_length()))
 
     @property
+    def first_run_length(self):
+        """The length of the runs pass 1 reads: a beat's records with ``presort``, else 1."""
+        return self.rate if self.presort else 1
+
+    @property
     def group(self):
         """Trees per phase-2 group (S): reused tree t reads trees t*S .. t*S+S-1."""
         return self.trees // self.reuse
@@ -217,21 +228,25 @@ class KernelConfig:
 
 
 PRESETS = {
-    "u280": KernelConfig(name="u280"),
-    # The paper's shape on the U55C: same die, 512 MB channels (twice the records).
-    "u55c": KernelConfig(name="u55c", board="u55c"),
+    # The U280 shape: the paper's trees, each beat sorted as pass 1 reads it (presort: one pass
+    # fewer at 4 GB), the input dealt to the trees (docs/throughput.md).
+    "u280": KernelConfig(name="u280", presort=1),
+    # The paper's shape as the paper built it, for comparison: no presort, tree blocks.
+    "u280-paper": KernelConfig(name="u280-paper", placement="blocks"),
+    # The U280 shape on the U55C: same die, 512 MB channels (twice the records).
+    "u55c": KernelConfig(name="u55c", board="u55c", presort=1),
     # Records beyond the paper's on the U280 (docs/record-formats.md): 16 bytes (64-bit keys
     # and values, 4 to a 512-bit beat: the paper's bytes per cycle, half its records) and
     # 4 bytes (32-bit keys alone: the paper's records per cycle, a 256-bit beat).
-    "u280_kv64": KernelConfig(name="u280_kv64", key_bits=64, value_bits=64, rate=4),
-    "u280_k32": KernelConfig(name="u280_k32", value_bits=0),
+    "u280_kv64": KernelConfig(name="u280_kv64", key_bits=64, value_bits=64, rate=4, presort=1),
+    "u280_k32": KernelConfig(name="u280_k32", value_bits=0, presort=1),
     "tiny": KernelConfig(name="tiny", board="sim", trees=4, rate=2, leaves=4, reuse=2,
                          read_burst_bytes=256, reuse_burst_bytes=512, write_burst_bytes=256,
-                         batch_bytes=256, read_outstanding=4, write_outstanding=4),
+                         batch_bytes=256, read_outstanding=4, write_outstanding=4, presort=1),
     "small": KernelConfig(name="small", board="sim", trees=4, rate=4, leaves=8, reuse=2,
                           read_burst_bytes=512, reuse_burst_bytes=1024, write_burst_bytes=1024,
                           batch_bytes=1024, read_outstanding=8, write_outstanding=4,
-                          channel_bytes=64 << 10),
+                          channel_bytes=64 << 10, presort=1),
     # The on-chip demo (topsort_hdl.targets.onchip): each tree's port reaches only its own two
     # block-RAM channels, so trees == reuse (phase 2 reuses every tree).
     "demo": KernelConfig(name="demo", board="onchip", trees=2, rate=2, leaves=4, reuse=2,

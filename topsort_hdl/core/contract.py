@@ -245,6 +245,7 @@ def layout_descriptor(config, registers=None, channel_map=None, kernel=None):
         },
         "trees": trees, "leaves": config.leaves, "rate": config.rate,
         "reuse": config.reuse, "group": config.group, "runs_per_tree": config.runs_per_tree,
+        "presort": config.presort, "first_run_length": config.first_run_length,
         "beat_bytes": beat,
         "half_bytes": config.half_bytes,
         "half_alignment": config.half_alignment,

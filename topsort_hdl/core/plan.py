@@ -15,7 +15,9 @@ every output run but the last is full: it takes ``q + (k >= a - rem)`` runs (``q
 divmod(R, a)``); group g merges run g of every leaf (a leaf with fewer runs, and every inactive
 leaf, sends an empty run). Passes use a = l until at most ``F * l`` runs are left; the last
 pass uses the smallest power of two a that leaves at most F runs (F = runs per tree).
-A tree that starts with at most F records makes no pass: its records are its runs.
+A tree that starts with at most F records makes no pass: its records are its runs. With the
+presort, pass 1 reads runs of a beat (the read engine sorts each beat as it arrives) when there
+are more than F of them.
 
 Phase 2: reused tree t's leaf j reads run ``j % F`` of tree ``t * S + j // F`` (S = T / r),
 and the merged result is written in batches: batch k to write port ``k % r``, the m-th batch
@@ -26,8 +28,8 @@ from dataclasses import dataclass
 
 from .contract import split_records
 
-__all__ = ["Pass", "TreePlan", "split_records", "tree_plan", "leaf_regions", "phase2_leaves",
-           "output_bases", "ceil_div"]
+__all__ = ["Pass", "TreePlan", "split_records", "tree_plan", "tree_plans", "leaf_regions",
+           "phase2_leaves", "output_bases", "ceil_div"]
 
 
 def ceil_div(a, b):
@@ -55,9 +57,14 @@ class TreePlan:
     final_runs: int
 
 
-def tree_plan(records, leaves, final_runs):
-    """The passes one tree makes over ``records`` records."""
+def tree_plan(records, leaves, final_runs, first_run_length=1):
+    """The passes one tree makes over ``records`` records. With ``first_run_length`` > 1 (the
+    presort: pass 1 sorts each beat as it reads it) pass 1 reads runs of that length, when
+    there are more than ``final_runs`` of them; a smaller tree starts from runs of 1."""
     runs, run_length, half, passes = records, 1, 0, []
+    beat_runs = ceil_div(records, first_run_length)
+    if first_run_length > 1 and beat_runs > final_runs:
+        runs, run_length = beat_runs, first_run_length
     while runs > final_runs:
         if runs > final_runs * leaves:
             active = leaves
@@ -69,6 +76,14 @@ def tree_plan(records, leaves, final_runs):
         passes.append(Pass(half, run_length, runs, active, groups))
         runs, run_length, half = groups, run_length * active, half ^ 1
     return TreePlan(records, tuple(passes), half, run_length, runs)
+
+
+def tree_plans(config, records):
+    """Every tree's plan for a job of ``records`` records on ``config`` (anything with
+    ``trees``, ``leaves``, ``runs_per_tree`` and ``first_run_length``: a configuration, a
+    layout descriptor)."""
+    return [tree_plan(n, config.leaves, config.runs_per_tree, config.first_run_length)
+            for n in split_records(records, config.trees)]
 
 
 def leaf_regions(records, step, leaves):

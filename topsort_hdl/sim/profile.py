@@ -55,7 +55,7 @@ def main(argv=None):
 def profile_table(config, stats):
     """The probe's rows as a table, each with its ideal cycles."""
     records = split_records(stats["records"], config.trees)[stats["tree"]]
-    plan = tree_plan(records, config.leaves, config.runs_per_tree)
+    plan = tree_plan(records, config.leaves, config.runs_per_tree, config.first_run_length)
     # A pass merges at most one record per active leaf per cycle.
     ideal = [-(-records // min(config.rate, step.active)) for step in plan.passes]
     ideal.append(-(-stats["records"] // (config.reuse * config.rate)))

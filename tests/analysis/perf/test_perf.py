@@ -12,7 +12,7 @@ from topsort_hdl.analysis.perf.sweep import PAPER_U280, parse_size, plot_sweep, 
 from topsort_hdl.analysis.qor import MODEL_TOLERANCE, check, load, model_errors, model_table
 from topsort_hdl.analysis.qor.measure import BENCHMARK_SORTS, benchmark_config
 from topsort_hdl.core.config import PRESETS, config_from
-from topsort_hdl.core.plan import split_records, tree_plan
+from topsort_hdl.core.plan import tree_plans
 from topsort_hdl.sim.kernel_sort import simulate_sweep
 
 GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.json"
@@ -62,8 +62,7 @@ def test_model_follows_the_plan_and_the_memory():
     config = PRESETS["u280"]
     records = 1 << 29 - 3          # 512 MB
     e = estimate(config, records, "ideal")
-    plans = [tree_plan(n, config.leaves, config.runs_per_tree)
-             for n in split_records(records, config.trees)]
+    plans = tree_plans(config, records)
     assert e.passes == max(len(p.passes) for p in plans)
     assert [p.active for p in e.tree_passes[0]] == [s.active for s in plans[0].passes]
     assert e.bound() == "compute"
@@ -75,8 +74,9 @@ def test_model_follows_the_plan_and_the_memory():
 
 
 def test_a_pass_with_fewer_active_leaves_than_p_merges_at_a():
-    # The paper's Figure 7 effect: the tuned last pass of 1 GB on u280 has 2 active leaves.
-    config = PRESETS["u280"]
+    # The paper's Figure 7 effect: the tuned last pass of 1 GB on the paper's shape has 2
+    # active leaves.
+    config = PRESETS["u280-paper"]
     e = estimate(config, (1 << 30) // 8, "ideal")
     last = e.tree_passes[0][-1]
     assert (last.active, last.rate, last.bound) == (2, 2.0, "leaves")
@@ -136,11 +136,13 @@ def test_parse_size(text, size):
 
 
 def test_sweep_table_and_plot(tmp_path):
-    config = PRESETS["u280"]
+    config = PRESETS["u280-paper"]
     rows = sweep(config)
     assert [r["size"] for r in rows] == [32 << 20 << k for k in range(8)]
     assert rows[-1]["records"] == config.capacity          # 4 GB is clamped
     assert rows[-1]["passes"] == PAPER_U280["passes"]
+    # The presort saves a pass at 4 GB.
+    assert sweep(PRESETS["u280"])[-1]["passes"] == PAPER_U280["passes"] - 1
     lines = sweep_table(config, rows, "measured")
     assert any(line.lstrip().startswith("4 GB*") for line in lines)
     png = plot_sweep(config, rows, tmp_path / "sweep.png", "measured")
@@ -155,9 +157,9 @@ def run_cli(*args):
 def test_model_command(tmp_path):
     out = run_cli("model", "--config", "u280", "--bytes", "1G", "--json", str(tmp_path / "m.json"))
     assert out.returncode == 0, out.stderr
-    assert "6 phase-1 passes" in out.stdout and "overall:" in out.stdout
+    assert "5 phase-1 passes" in out.stdout and "overall:" in out.stdout
     figures = json.loads((tmp_path / "m.json").read_text())
-    assert figures["passes"] == 6 and figures["records"] == (1 << 30) // 8
+    assert figures["passes"] == 5 and figures["records"] == (1 << 30) // 8
     config = config_from("u280")
     assert figures["overall_gbps"] == estimate(config, (1 << 30) // 8).total.gbps
 

@@ -7,7 +7,7 @@ import pytest
 
 from topsort_hdl.core.config import PRESETS, KernelConfig, config_from
 from topsort_hdl.core.golden.kernel import KernelModel
-from topsort_hdl.core.plan import leaf_regions, split_records, tree_plan
+from topsort_hdl.core.plan import Pass, leaf_regions, split_records, tree_plan, tree_plans
 
 
 @pytest.mark.parametrize("name", ["tiny", "small", "u280"])
@@ -55,6 +55,26 @@ def test_paper_pass_count():
     plan = tree_plan(1 << 25, 16, 4)
     assert len(plan.passes) == 6 and plan.final_runs == 4
     assert [p.active for p in plan.passes] == [16] * 5 + [8]
+
+
+def test_presort_starts_from_runs_of_a_beat():
+    # u280 at capacity: 33,553,920 records a tree; runs of 8 need 5 passes where runs of 1
+    # need 6 (16^5 x 8 x 4 = 33,554,432).
+    records = 33_553_920
+    assert len(tree_plan(records, 16, 4).passes) == 6
+    plan = tree_plan(records, 16, 4, 8)
+    assert [(p.run_length, p.active) for p in plan.passes] == [
+        (8, 16), (128, 16), (2048, 16), (32768, 16), (524288, 16)]
+    assert plan.passes[0].runs == records // 8 and plan.final_runs == 4
+    # At most F runs of a beat: the tree starts from runs of one record, as without.
+    assert tree_plan(32, 16, 4, 8) == tree_plan(32, 16, 4)
+    assert tree_plan(33, 16, 4, 8).passes[0] == Pass(0, 8, 5, 2, 3)
+    assert tree_plan(4, 16, 4, 8).passes == ()      # at most F records: no pass
+    # The plan of a configuration follows its presort.
+    tiny = config_from("tiny")
+    assert tiny.presort and tiny.first_run_length == tiny.rate
+    assert tree_plans(tiny, 1000)[0] == tree_plan(250, 4, 2, 2)
+    assert tree_plans(config_from("u280-paper"), 1000)[0] == tree_plan(63, 16, 4)
 
 
 def test_leaf_regions_put_the_short_run_last():
@@ -125,8 +145,16 @@ def test_config_presets_and_overrides():
     assert config_from("u280").capacity * 8 > (4 << 30) - (1 << 20)
     small = config_from("u280", ["board=sim"])
     assert small.channel_bytes == 16 << 10
-    with pytest.raises(ValueError, match="config must be one of u280, u55c, u280_kv64, u280_k32"):
+    with pytest.raises(ValueError, match="config must be one of u280, u280-paper, u55c, "):
         config_from("huge")
+    # The paper's shape as the paper built it; the others presort and deal.
+    paper = config_from("u280-paper")
+    assert (paper.presort, paper.placement) == (0, "blocks")
+    assert dataclasses.replace(paper, name="u280", presort=1, placement="dealt") == PRESETS["u280"]
+    with pytest.raises(ValueError, match="presort must be 0 or 1, not 2"):
+        config_from("tiny", ["presort=2"])
+    with pytest.raises(ValueError, match=r"presort needs rate 2 or more \(records per beat to "):
+        config_from("tiny", ["rate=1"])
     assert KernelConfig().name == "custom"
 
 

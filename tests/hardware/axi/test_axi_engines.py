@@ -76,6 +76,65 @@ def test_reader_delivers_every_region(shape, memory_kind):
     assert run.error == 0
 
 
+def beat_parts(addr, length, beat):
+    """The region's bytes per beat: ``(first, end)`` of each beat it touches."""
+    return [(max(start, addr), min(start + beat, addr + length))
+            for start in range(addr - addr % beat, addr + length, beat)]
+
+
+def records_of(data, size):
+    """(key, record) of each ``size``-byte record of ``data``, the key in its upper half."""
+    return [(int.from_bytes(data[a + size // 2:a + size], "little"), data[a:a + size])
+            for a in range(0, len(data), size)]
+
+
+@pytest.mark.parametrize("data_width", [128, 512])
+@pytest.mark.parametrize("sort_beats", [False, True])
+def test_reader_presort_sorts_each_beat_of_a_region(data_width, sort_beats):
+    # Regions of whole records, starting and ending anywhere in a beat, equal keys and keys 0
+    # and all-ones among them; a slow memory that reorders and interleaves the leaves.
+    from topsort_hdl.hardware.records import RecordLayout
+
+    params = AxiParams(data_width=data_width, id_width=3)
+    record = RecordLayout(32, 32)
+    size, beat = record.size // 8, params.beat_bytes
+    engine = AxiReadEngine(params, 4, burst_bytes=256, max_outstanding=3, presort=record)
+    rng = random.Random(data_width + sort_beats)
+    memory = SparseMemory()
+    commands = []
+    for leaf in range(4):
+        for _ in range(3):
+            addr = size * rng.randrange(1 << 14) + rng.randrange(4) * CHANNEL
+            length = size * rng.choice([0, 1, beat // size, rng.randrange(1, 120)])
+            commands.append((leaf, addr, length))
+            for a in range(addr, addr + length, size):
+                key = rng.choice([0, 0xFFFFFFFF, 7, rng.randrange(1 << 32)])
+                memory.write(a, (key << 32 | rng.randrange(1 << 32)).to_bytes(size, "little"))
+    run = run_reader(engine, commands, memory=memory, seed=3, sort_beats=sort_beats,
+                     **SLOW_MEMORY)
+    for leaf in range(4):
+        regions = [(a, n) for t, a, n in commands if t == leaf and n]
+        assert len(run.regions[leaf]) == len(regions)
+        for got, (addr, length) in zip(run.regions[leaf], regions, strict=True):
+            if not sort_beats:
+                assert got == memory.read(addr, length)
+                continue
+            # Each beat's records: the same ones, in key order (equal keys in any order).
+            at = 0
+            for first, end in beat_parts(addr, length, beat):
+                mine = records_of(got[at:at + end - first], size)
+                assert [k for k, _ in mine] == sorted(k for k, _ in mine), (leaf, first)
+                assert sorted(mine) == sorted(records_of(memory.read(first, end - first),
+                                                         size)), (leaf, first)
+                at += end - first
+            assert at == len(got)
+    assert run.error == 0
+    assert constructor_error(lambda: AxiReadEngine(
+        AxiParams(data_width=64, id_width=3), 4, burst_bytes=64, presort=record)) == (
+        ValueError, "presort records must tile the 64-bit beat two or more times, not 64-bit "
+                    "records")
+
+
 def test_reader_keeps_leaves_apart_with_small_buffers():
     # One-burst buffers and a leaf that never drains until the end: the others must go on.
     params = AxiParams(data_width=64, id_width=2)

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from topsort_hdl.core.config import config_from
-from topsort_hdl.core.plan import split_records, tree_plan
+from topsort_hdl.core.plan import tree_plans
 from topsort_hdl.sim.runner import (
     SIM_BUILD,
     build_bench,
@@ -41,8 +41,7 @@ def pass_boundaries(name, limit):
     config = config_from(name)
     counts, before = set(), None
     for count in range(limit + 1):
-        passes = [len(tree_plan(n, config.leaves, config.runs_per_tree).passes)
-                  for n in split_records(count, config.trees)]
+        passes = [len(plan.passes) for plan in tree_plans(config, count)]
         if before is not None and passes != before:
             counts |= {count - 1, count}
         before = passes

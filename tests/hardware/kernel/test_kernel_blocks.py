@@ -468,7 +468,7 @@ def test_controller_follows_the_plan(preset, records):
     rng = random.Random(records)
     halves = (5 * config.channel_bytes, 2 * config.channel_bytes)   # anywhere, either order
     passes, (half, run_log2) = controller_passes(config, records, halves, rng)
-    plan = tree_plan(records, config.leaves, config.runs_per_tree)
+    plan = tree_plan(records, config.leaves, config.runs_per_tree, config.first_run_length)
     assert len(passes) == len(plan.passes)
     size = config.record_bytes
     for got, step in zip(passes, plan.passes, strict=True):

@@ -17,6 +17,7 @@ from topsort_hdl.hardware.merge import (
     MmsMergeUnit,
     SelectMergeUnit,
 )
+from topsort_hdl.hardware.merge.beat_sorter import BeatSorter
 from topsort_hdl.hardware.merge.credit import CreditCounter
 from topsort_hdl.hardware.merge.lanes import LaneFIFO, LaneQueue, lane_bounds
 from topsort_hdl.hardware.records import RecordLayout
@@ -272,6 +273,55 @@ def test_mms_full_rate_across_run_boundaries():
 ])
 def test_mms_parameter_errors(kwargs, error, message):
     assert constructor_error(lambda: MmsMergeUnit(RECORD, **kwargs)) == (error, message)
+
+
+@pytest.mark.parametrize("key_bits,value_bits,lanes", [(32, 32, 2), (32, 32, 8), (64, 64, 4),
+                                                       (32, 0, 8)])
+def test_beat_sorter_sorts_what_it_keeps_and_passes_the_rest(key_bits, value_bits, lanes):
+    """A beat every cycle, each with random keep and sort: kept records in key order first
+    (equal keys, 0 and all-ones among them), then the others; unsorted beats unchanged."""
+    record = RecordLayout(key_bits, value_bits)
+    dut = BeatSorter(record, lanes)
+    rng = random.Random(lanes + key_bits)
+    top = (1 << key_bits) - 1
+    beats = []
+    for _ in range(300):
+        keys = [rng.choice([0, top, 5, rng.randrange(top + 1)]) for _ in range(lanes)]
+        beat = [(k, rng.randrange(1 << value_bits) if value_bits else 0) for k in keys]
+        beats.append((beat, rng.randrange(1 << lanes), rng.random() < 0.7))
+
+    def expected(beat, keep, sort):
+        if not sort:
+            return beat
+        kept = [r for i, r in enumerate(beat) if keep >> i & 1]
+        others = [r for i, r in enumerate(beat) if not keep >> i & 1]
+        return kept, others
+
+    async def testbench(ctx):
+        seen = []
+        for cycle in range(len(beats) + dut.latency):
+            if cycle < len(beats):
+                beat, keep, sort = beats[cycle]
+                ctx.set(dut.i, _pack_array(record, beat))
+                ctx.set(dut.keep, keep)
+                ctx.set(dut.sort, sort)
+            if cycle >= dut.latency:
+                seen.append(_unpack_array(record, ctx.get(dut.o), lanes))
+            await ctx.tick()
+        for (beat, keep, sort), out in zip(beats, seen, strict=True):
+            if not sort:
+                assert out == beat
+                continue
+            kept, others = expected(beat, keep, sort)
+            assert out[:len(kept)] == sorted(out[:len(kept)], key=lambda r: r[0])
+            assert sorted(out[:len(kept)]) == sorted(kept)
+            assert sorted(out[len(kept):]) == sorted(others)
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(testbench)
+    simulator.run()
+    assert dut.latency == {2: 1, 4: 3, 8: 6}[lanes]
 
 
 def test_record_and_network_parameter_errors():

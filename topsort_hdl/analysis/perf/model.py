@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 from ...core.boards import HBM_BOARDS
 from ...core.golden.workloads import INPUT_ORDERS, NEARLY_SORTED_FRACTION
-from ...core.plan import ceil_div, leaf_regions, phase2_leaves, split_records, tree_plan
+from ...core.plan import ceil_div, leaf_regions, phase2_leaves, tree_plans
 from ...core.tree_shape import extra_rates, tree_rates
 
 __all__ = ["MEMORY_MODELS", "DISTRIBUTIONS", "PassEstimate", "PhaseEstimate", "Estimate",
@@ -79,6 +79,7 @@ READ_LATENCY = 15           # command to first beat through the read engine and 
 TREE_LATENCY = 8            # extra root latency per tree level
 WRITE_LATENCY = 11          # last word to the write engine's final response, besides the burst
 PHASE1_START = 2            # ap_start handling to the first pass
+PRESORT_STEPS = 2           # the controller's presort decision (once a job)
 PHASE2_START = 8            # start2 to the first leaf command (the leaf pipeline's fill)
 PHASE2_BALANCE = 0.95       # phase 2's merge rate with random keys, of r*p (measured on small)
 
@@ -254,6 +255,15 @@ def _tail(config, out_bytes):
     return last + WRITE_LATENCY
 
 
+def _presort_latency(config, step):
+    """The beat sorter's layers on the way into the read engine's buffer, in a presorted
+    pass (pass 1 reading runs of a beat)."""
+    if step.run_length == config.first_run_length > 1 and step.source == 0:
+        layers = config.rate.bit_length() - 1
+        return layers * (layers + 1) // 2
+    return 0
+
+
 def _phase1_pass(config, tree, records, step, mem_rate):
     c = config
     beat = c.axi.beat_bytes
@@ -270,7 +280,7 @@ def _phase1_pass(config, tree, records, step, mem_rate):
     stream, rate, bound = _stream(records, c.rate, beats, leaf_rate, mem_rate)
     shares = [count / records for count in counts if count]
     lag = _start_up(bursts, shares, rate, beat // size,
-                    READ_LATENCY + TREE_LATENCY * _levels(c.leaves))
+                    READ_LATENCY + TREE_LATENCY * _levels(c.leaves) + _presort_latency(c, step))
     tail = _tail(c, records * size)
     cycles = PASS_CONTROL + c.leaves + lag + stream + tail
     return PassEstimate(tree, records, step.active, rate, bound, beats, lag, tail, cycles)
@@ -363,13 +373,14 @@ def estimate(config, records, memory="measured", distribution="random"):
         raise ValueError(f"records must be at most {config.name}'s capacity "
                          f"({config.capacity}), not {records}")
     mem_rate = memory_rate(config, memory)
-    plans = [tree_plan(n, config.leaves, config.runs_per_tree)
-             for n in split_records(records, config.trees)]
+    plans = tree_plans(config, records)
     tree_passes = tuple(
         tuple(_phase1_pass(config, tree, plan.records, step, mem_rate) for step in plan.passes)
         for tree, plan in enumerate(plans))
     phase1_cycles = PHASE1_START + max(
         (sum(p.cycles for p in passes) for passes in tree_passes), default=0)
+    if config.presort and records:
+        phase1_cycles += PRESORT_STEPS
     if records:
         phase2 = _phase2_pass(config, plans, records,
                               min(mem_rate, lateral_rate(config, memory)), distribution)

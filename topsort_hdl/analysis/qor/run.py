@@ -34,13 +34,12 @@ def resource_figures(estimate):
 def sort_figures(config, rows, by_order=False):
     """Figures of benchmark sorts: ``cycles.<config>.<records>.<phase>``, or with
     ``by_order`` ``cycles.<config>.<records>_<order>.<phase>``, and records per cycle."""
-    from ...core.plan import split_records, tree_plan
+    from ...core.plan import tree_plans
 
     figures = {}
     for row in rows:
         n = row["records"]
-        passes = max(len(tree_plan(k, config.leaves, config.runs_per_tree).passes)
-                     for k in split_records(n, config.trees))
+        passes = max(len(plan.passes) for plan in tree_plans(config, n))
         key = f"{config.name}.{n}" + (f"_{row['order']}" if by_order else "")
         figures[f"cycles.{key}.phase1"] = row["phase1_cycles"]
         figures[f"cycles.{key}.phase2"] = row["phase2_cycles"]

@@ -53,7 +53,7 @@ class KernelModel:
         total = sum(len(part) for part in inputs)
         for tree, part in enumerate(inputs):
             count = len(part)
-            plan = tree_plan(count, c.leaves, c.runs_per_tree)
+            plan = tree_plan(count, c.leaves, c.runs_per_tree, c.first_run_length)
             halves = [self._map(list(part), order_keys), []]
             history = []
             for step in plan.passes:

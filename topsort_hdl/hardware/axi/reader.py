@@ -8,7 +8,8 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ...core.axi_params import MAX_OUTSTANDING
 from ..block import Block
-from ..records import check_at_least, check_positive, check_range
+from ..merge.beat_sorter import BeatSorter
+from ..records import RecordLayout, check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
 
@@ -109,6 +110,12 @@ class AxiReadEngine(Block):
     the engine a beat every cycle over its leaves. A leaf feeder takes a beat every
     ``records per beat`` cycles at most (eight on the U280: one register is enough).
 
+    With ``presort`` (a record layout) every beat's records are sorted by key on their way from
+    R into the buffer while ``sort_beats`` is high (a kernel's first pass: each beat becomes a
+    run), the records of the region first (:class:`~topsort_hdl.hardware.merge.BeatSorter`);
+    the beat then holds them from byte 0. Its network delays each beat's way into the buffer by
+    its layers, nothing else (``rready`` stays high).
+
     ``error`` (sticky until reset) flags an error response, a command whose region wraps the
     address space or names a leaf that does not exist (such commands are dropped), or a beat
     nobody asked for (errors on R a cycle after the beat).
@@ -136,13 +143,16 @@ class AxiReadEngine(Block):
     leaf_beats : int
         Beat registers per leaf, 1 to 4 (default 1): a leaf takes up to ``leaf_beats`` beats
         every :data:`REFILL_CYCLES` cycles, at most one every other cycle.
+    presort : RecordLayout or None
+        The records a beat holds, to sort each beat's while ``sort_beats`` is high (a port of
+        the engine only then); ``None`` (default): beats go to the buffer as they come.
     """
 
     module_tag_format = "read_engine_l{leaves}_b{burst_bytes}"
 
     def __init__(self, params, leaves, *, burst_bytes=1024, short_burst_bytes=None,
                  max_outstanding=4, buffer_beats=None, length_bits=36, buffer_style=None,
-                 leaf_beats=1):
+                 leaf_beats=1, presort=None):
         self.burst_beats = check_engine_params(params, burst_bytes, max_outstanding, length_bits)
         if short_burst_bytes is None:
             short_burst_bytes = burst_bytes
@@ -172,14 +182,23 @@ class AxiReadEngine(Block):
         self.length_bits = length_bits
         self.command_layout = region_layout(params, length_bits, leaves)
         self.beat_layout = BeatLayout(params)
-        super().__init__({
+        members = {
             "axi": Out(Axi4Signature(params)),
             "cmd": In(stream.Signature(self.command_layout)),
             "short_bursts": In(1),
             "leaf": Out(stream.Signature(self.beat_layout)).array(leaves),
             "idle": Out(1),
             "error": Out(1),
-        })
+        }
+        self.presort = presort
+        if presort is not None:
+            if not isinstance(presort, RecordLayout):
+                raise TypeError(f"presort must be a RecordLayout or None, not {presort!r}")
+            if params.data_width % presort.size or params.data_width // presort.size < 2:
+                raise ValueError(f"presort records must tile the {params.data_width}-bit beat "
+                                 f"two or more times, not {presort.size}-bit records")
+            members["sort_beats"] = In(1)
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -460,18 +479,29 @@ class AxiReadEngine(Block):
         wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
         rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
         last_beat = axi.rlast & final.bit_select(rid, 1)
+        beat = Signal(self.beat_layout)      # the beat as it goes to the buffer
         m.d.comb += [
-            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[rid], rid)),
-            write.en.eq(expected),
-            write.data.data.eq(axi.rdata),
-            write.data.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
-            write.data.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
-            write.data.last.eq(last_beat),
+            beat.data.eq(axi.rdata),
+            beat.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
+            beat.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
+            beat.last.eq(last_beat),
+        ]
+        stored = arriving                    # one-hot: the leaf whose beat is written now
+        store = expected                     # stored.any()
+        leaf = rid                           # its index
+        in_flight = C(0, 1)                  # beats between R and the buffer
+        if self.presort is not None:
+            stored, store, in_flight, beat, leaf = self._presort(m, arriving, expected, beat,
+                                                                 rid)
+        m.d.comb += [
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[leaf], leaf)),
+            write.en.eq(store),
+            write.data.eq(beat),
         ]
         # Room is reserved, so a beat never finds its leaf's region full.
         full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
         overflow = Signal(leaves)
-        m.d.sync += overflow.eq(arriving & full)
+        m.d.sync += overflow.eq(stored & full)
         with m.If(overflow.any()):
             m.d.sync += self.error.eq(1)
 
@@ -541,7 +571,7 @@ class AxiReadEngine(Block):
             # A beat counts as stored the cycle after it is written (no path from R through the
             # pointers' compare), so it can be read two cycles after it arrives.
             next_r = rptr[i] + reads[i]
-            m.d.sync += [wptr[i].eq(wptr[i] + arriving[i]), rptr[i].eq(next_r),
+            m.d.sync += [wptr[i].eq(wptr[i] + stored[i]), rptr[i].eq(next_r),
                          stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
             # Entries taken or promised: a burst's beats from its grant (its length is held
             # until then), until each is read out of the memory.
@@ -550,5 +580,43 @@ class AxiReadEngine(Block):
 
         # A leaf with beats to issue has beats to return: ``returning`` covers both.
         m.d.comb += self.idle.eq(~returning.any() & ~sums.valid & ~decoded.valid & ~granting &
-                                 ~axi.arvalid & (outstanding == 0))
+                                 ~axi.arvalid & (outstanding == 0) & ~in_flight)
         return m
+
+    def _presort(self, m, arriving, expected, beat, rid):
+        """Sort each beat's records on its way to the buffer (``presort``): the records of
+        bytes ``[begin, end)`` first, in key order, then the others; the beat then holds its
+        records from byte 0. The leaf and the beat's flags wait beside the network (a shift
+        register of its latency); the leaf's write pointer moves when the beat is written.
+        Returns the delayed ``(arriving, expected, any in flight, beat, rid)``."""
+        record = self.presort
+        size = record.size // 8
+        count = self.params.data_width // record.size
+        m.submodules.presort = sorter = BeatSorter(record, count)
+        m.d.comb += [
+            sorter.i.eq(beat.data),
+            sorter.keep.eq(Cat((beat.begin <= k * size) & ((k + 1) * size <= beat.end)
+                               for k in range(count))),
+            sorter.sort.eq(self.sort_beats),
+        ]
+        moved = Signal(self.beat_layout)
+        m.d.comb += [
+            moved.begin.eq(Mux(self.sort_beats, 0, beat.begin)),
+            moved.end.eq(Mux(self.sort_beats, beat.end - beat.begin, beat.end)),
+            moved.last.eq(beat.last),
+        ]
+        # (the beat's flags and its leaf, delayed; the data comes out of the network)
+        previous = (arriving, expected, moved, rid)
+        stores = []
+        for stage in range(sorter.latency):
+            delayed = (Signal(len(arriving), name=f"presort{stage}_arriving"),
+                       Signal(name=f"presort{stage}_store"),
+                       Signal(self.beat_layout, name=f"presort{stage}_beat"),
+                       Signal(len(rid), name=f"presort{stage}_rid"))
+            m.d.sync += [d.eq(v) for d, v in zip(delayed, previous, strict=True)]
+            stores.append(delayed[1])
+            previous = delayed
+        stored, store, flags, leaf = previous
+        out = Signal(self.beat_layout)
+        m.d.comb += [out.eq(flags), out.data.eq(sorter.o)]
+        return stored, store, Cat(stores).any(), out, leaf

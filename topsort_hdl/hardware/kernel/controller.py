@@ -65,6 +65,8 @@ class TreeController(Block):
             "writer_cmd": Out(stream.Signature(writer_command_layout(p, 1, 1, length_bits))),
             "writer_done": In(1),
         }
+        if config.presort:
+            members["sort_beats"] = Out(1)     # the read engine sorts each beat (pass 1)
         if reused:
             group = config.group
             members.update({
@@ -316,11 +318,19 @@ class TreeController(Block):
             with m.If(per_run[bit]):
                 m.d.comb += encoded.eq(bit + 1)
 
+        # Presort (config.presort): a tree of more than F beats' worth of records starts from
+        # runs of a beat, each sorted by the read engine as pass 1 reads it; a smaller one
+        # starts from runs of one record, as without.
+        fresh = Signal()                       # the job's first decision is still to come
+        beat_runs = Signal(COUNT_BITS)         # runs of a beat: ceil(records / rate)
+        beat_log2 = exact_log2(c.rate) if c.presort else 0
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [total.eq(self.records), runs.eq(self.records), run_log2.eq(0),
                                  half.eq(0), self.done.eq(0)]
+                    if c.presort:
+                        m.d.sync += [fresh.eq(1), self.sort_beats.eq(0)]
                     m.next = "DECIDE"
                 if self.reused:
                     with m.If(self.start2):
@@ -341,8 +351,19 @@ class TreeController(Block):
                 with m.If(fits):
                     m.d.sync += self.done.eq(1)
                     m.next = "IDLE"
+                if c.presort:
+                    with m.Elif(fresh):
+                        m.d.sync += [fresh.eq(0),
+                                     beat_runs.eq((total + (c.rate - 1)) >> beat_log2)]
+                        m.next = "PRESORT"
                 with m.Else():
                     m.next = "ACTIVE"
+            if c.presort:
+                with m.State("PRESORT"):
+                    with m.If(beat_runs > final):
+                        m.d.sync += [runs.eq(beat_runs), run_log2.eq(beat_log2),
+                                     self.sort_beats.eq(1)]
+                    m.next = "DECIDE"
             with m.State("ACTIVE"):
                 a_log2 = Mux(many, leaf_bits, last_active_log2)
                 m.d.sync += [active_log2.eq(a_log2),
@@ -389,6 +410,8 @@ class TreeController(Block):
                         run_log2.eq(run_log2 + active_log2),
                         half.eq(~half),
                     ]
+                    if c.presort:
+                        m.d.sync += self.sort_beats.eq(0)
                     m.next = "DECIDE"
             if self.reused:
                 with m.State("PHASE2"):

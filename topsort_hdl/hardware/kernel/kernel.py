@@ -85,7 +85,8 @@ def tree_read_engine(config, reused=False):
                          max_outstanding=c.read_outstanding,
                          length_bits=c.length_bits,
                          buffer_style=HBM_BOARDS[c.board].buffer_ram or None,
-                         leaf_beats=leaf_beats(c))
+                         leaf_beats=leaf_beats(c),
+                         presort=merge_record(c) if c.presort else None)
 
 
 def leaf_beats(config):
@@ -291,6 +292,8 @@ class TopSortKernel(wiring.Component):
                 wiring.connect(dp, feeder.o, leaf_ports[j])
                 wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
             wiring.connect(dp, control.reader_cmd, reader.cmd)
+            if c.presort:
+                dp.d.comb += reader.sort_beats.eq(control.sort_beats)
             wiring.connect(dp, control.packer_cmd, packer.cmd)
             wiring.connect(dp, root, packer.i)
             dp.d.comb += [

@@ -35,7 +35,8 @@ class ReadRun:
 
 
 def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0.0,
-               short=False, short_flips=0.0, max_cycles=None, rejected=(), **memory_options):
+               short=False, short_flips=0.0, max_cycles=None, rejected=(), sort_beats=False,
+               **memory_options):
     """Send ``commands`` ((leaf, addr, bytes) in order) to an :class:`AxiReadEngine` and collect
     every leaf's beats; ``memory_options`` go to :class:`AxiMemory` (``latency``,
     ``reorder``...). ``stall`` is the memory's stall probability, ``leaf_stall`` the chance a
@@ -43,7 +44,7 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     with probability ``short_flips`` every cycle (bursts then mix both lengths). Checks the
     AXI protocol throughout and that engine and port are idle at the end. Commands whose
     indices are in ``rejected`` are expected to be refused by the engine and to deliver
-    nothing."""
+    nothing. ``sort_beats`` drives an engine with ``presort``'s input of that name."""
     rng = random.Random(seed)
     memory = memory if memory is not None else SparseMemory()
     expected = {leaf: sum(1 for k, c in enumerate(commands)
@@ -73,6 +74,8 @@ def run_reader(engine, commands, *, memory=None, seed=0, stall=0.0, leaf_stall=0
     async def commander(ctx):
         cmd = engine.cmd
         ctx.set(engine.short_bursts, short)
+        if engine.presort is not None:
+            ctx.set(engine.sort_beats, sort_beats)
         for leaf, addr, length in commands:
             ctx.set(cmd.payload.target, leaf)
             ctx.set(cmd.payload.addr, addr)

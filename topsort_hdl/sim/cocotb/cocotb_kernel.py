@@ -38,7 +38,7 @@ from topsort_hdl.core.contract import (
 from topsort_hdl.core.golden.kernel import KernelModel
 from topsort_hdl.core.golden.order import FLOAT_KEY_BITS, KEY_TYPES, order_keys
 from topsort_hdl.core.golden.workloads import make_input, special_keys
-from topsort_hdl.core.plan import split_records, tree_plan
+from topsort_hdl.core.plan import tree_plans
 from topsort_hdl.core.register_map import RegisterMap
 from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters, master_port
 from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
@@ -177,8 +177,7 @@ async def check_report(device, report, count, status=0):
         assert report.output_halves == (0,) * CONFIG.trees, report
         assert report.phase1_cycles == report.phase2_cycles == 0, report
         return
-    plans = [tree_plan(n, CONFIG.leaves, CONFIG.runs_per_tree)
-             for n in split_records(count, CONFIG.trees)]
+    plans = tree_plans(CONFIG, count)
     assert report.passes == tuple(len(p.passes) for p in plans), report
     assert report.output_halves == tuple(p.final_half ^ 1 for p in plans), report
 

@@ -71,7 +71,8 @@ def job_records(state, job, trees, rate):
 def free_halves(config, counts):
     """Per tree holding ``counts[i]`` records, the half phase 2 writes to: the one its last
     phase-1 pass did not."""
-    return [tree_plan(n, config.leaves, config.runs_per_tree).final_half ^ 1 for n in counts]
+    return [tree_plan(n, config.leaves, config.runs_per_tree, config.first_run_length)
+            .final_half ^ 1 for n in counts]
 
 
 def output_words(config, job):
