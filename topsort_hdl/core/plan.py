@@ -16,8 +16,8 @@ divmod(R, a)``); group g merges run g of every leaf (a leaf with fewer runs, and
 leaf, sends an empty run). Passes use a = l until at most ``F * l`` runs are left; the last
 pass uses the smallest power of two a that leaves at most F runs (F = runs per tree).
 A tree that starts with at most F records makes no pass: its records are its runs. With the
-presort, pass 1 reads runs of a beat (the read engine sorts each beat as it arrives) when there
-are more than F of them.
+presort, pass 1 reads runs of a beat (the read engine sorts each beat as it arrives) when that
+saves a pass.
 
 Phase 2: reused tree t's leaf j reads run ``j % F`` of tree ``t * S + j // F`` (S = T / r),
 and the merged result is written in batches: batch k to write port ``k % r``, the m-th batch
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from .contract import split_records
 
-__all__ = ["Pass", "TreePlan", "split_records", "tree_plan", "tree_plans", "leaf_regions",
+__all__ = ["Pass", "TreePlan", "split_records", "presorts", "tree_plan", "tree_plans",
+           "leaf_regions",
            "phase2_leaves", "output_bases", "ceil_div"]
 
 
@@ -57,14 +58,28 @@ class TreePlan:
     final_runs: int
 
 
+def presorts(records, leaves, final_runs, first_run_length):
+    """Whether a tree of ``records`` starts from runs of ``first_run_length`` (a beat, sorted
+    as pass 1 reads it): when that saves a pass, that is when the reach of its passes from
+    runs of a beat, ``final_runs * leaves**k`` >= ``ceil(records / first_run_length)``, is below
+    ``records``. (With as many passes either way, runs of one record leave the last pass at
+    least as many active leaves.)"""
+    beat_runs = ceil_div(records, first_run_length)
+    if first_run_length < 2 or beat_runs <= final_runs:
+        return False
+    reach = final_runs
+    while reach < beat_runs:
+        reach *= leaves
+    return records > reach
+
+
 def tree_plan(records, leaves, final_runs, first_run_length=1):
     """The passes one tree makes over ``records`` records. With ``first_run_length`` > 1 (the
-    presort: pass 1 sorts each beat as it reads it) pass 1 reads runs of that length, when
-    there are more than ``final_runs`` of them; a smaller tree starts from runs of 1."""
+    presort: pass 1 sorts each beat as it reads it) pass 1 reads runs of that length when that
+    saves a pass (:func:`presorts`); otherwise the tree starts from runs of 1."""
     runs, run_length, half, passes = records, 1, 0, []
-    beat_runs = ceil_div(records, first_run_length)
-    if first_run_length > 1 and beat_runs > final_runs:
-        runs, run_length = beat_runs, first_run_length
+    if presorts(records, leaves, final_runs, first_run_length):
+        runs, run_length = ceil_div(records, first_run_length), first_run_length
     while runs > final_runs:
         if runs > final_runs * leaves:
             active = leaves

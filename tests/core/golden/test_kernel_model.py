@@ -7,7 +7,14 @@ import pytest
 
 from topsort_hdl.core.config import PRESETS, KernelConfig, config_from
 from topsort_hdl.core.golden.kernel import KernelModel
-from topsort_hdl.core.plan import Pass, leaf_regions, split_records, tree_plan, tree_plans
+from topsort_hdl.core.plan import (
+    Pass,
+    leaf_regions,
+    presorts,
+    split_records,
+    tree_plan,
+    tree_plans,
+)
 
 
 @pytest.mark.parametrize("name", ["tiny", "small", "u280"])
@@ -66,10 +73,14 @@ def test_presort_starts_from_runs_of_a_beat():
     assert [(p.run_length, p.active) for p in plan.passes] == [
         (8, 16), (128, 16), (2048, 16), (32768, 16), (524288, 16)]
     assert plan.passes[0].runs == records // 8 and plan.final_runs == 4
-    # At most F runs of a beat: the tree starts from runs of one record, as without.
-    assert tree_plan(32, 16, 4, 8) == tree_plan(32, 16, 4)
-    assert tree_plan(33, 16, 4, 8).passes[0] == Pass(0, 8, 5, 2, 3)
+    # Runs of a beat only where they save a pass: 65 records need 2 passes from runs of 1
+    # (65 > 4 x 16) and 1 from 9 runs of 8; 64 or 33 records need 1 either way, and then the
+    # last pass is as wide or wider from runs of 1.
+    assert tree_plan(65, 16, 4, 8).passes == (Pass(0, 8, 9, 4, 3),)
+    for records in (64, 33, 32, 4):
+        assert tree_plan(records, 16, 4, 8) == tree_plan(records, 16, 4)
     assert tree_plan(4, 16, 4, 8).passes == ()      # at most F records: no pass
+    assert (presorts(33_553_920, 16, 4, 8), presorts(67_108_352, 16, 4, 8)) == (True, False)
     # The plan of a configuration follows its presort.
     tiny = config_from("tiny")
     assert tiny.presort and tiny.first_run_length == tiny.rate

@@ -79,7 +79,7 @@ READ_LATENCY = 15           # command to first beat through the read engine and 
 TREE_LATENCY = 8            # extra root latency per tree level
 WRITE_LATENCY = 11          # last word to the write engine's final response, besides the burst
 PHASE1_START = 2            # ap_start handling to the first pass
-PRESORT_STEPS = 2           # the controller's presort decision (once a job)
+PRESORT_STEPS = 5           # the controller's presort decision (once a job), plus 2 a shift
 PHASE2_START = 8            # start2 to the first leaf command (the leaf pipeline's fill)
 PHASE2_BALANCE = 0.95       # phase 2's merge rate with random keys, of r*p (measured on small)
 
@@ -264,6 +264,17 @@ def _presort_latency(config, step):
     return 0
 
 
+def _presort_steps(config, records):
+    """The controller's presort decision: a tree of more than F records finds the reach of
+    its passes from runs of a beat, a shift of two steps per pass (plan.presorts)."""
+    if records <= config.runs_per_tree:
+        return 0
+    beat_runs, reach, shifts = ceil_div(records, config.rate), config.runs_per_tree, 0
+    while reach < beat_runs:
+        reach, shifts = reach * config.leaves, shifts + 1
+    return PRESORT_STEPS + 2 * shifts
+
+
 def _phase1_pass(config, tree, records, step, mem_rate):
     c = config
     beat = c.axi.beat_bytes
@@ -380,7 +391,7 @@ def estimate(config, records, memory="measured", distribution="random"):
     phase1_cycles = PHASE1_START + max(
         (sum(p.cycles for p in passes) for passes in tree_passes), default=0)
     if config.presort and records:
-        phase1_cycles += PRESORT_STEPS
+        phase1_cycles += max(_presort_steps(config, plan.records) for plan in plans)
     if records:
         phase2 = _phase2_pass(config, plans, records,
                               min(mem_rate, lateral_rate(config, memory)), distribution)

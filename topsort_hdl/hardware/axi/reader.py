@@ -586,37 +586,46 @@ class AxiReadEngine(Block):
     def _presort(self, m, arriving, expected, beat, rid):
         """Sort each beat's records on its way to the buffer (``presort``): the records of
         bytes ``[begin, end)`` first, in key order, then the others; the beat then holds its
-        records from byte 0. The leaf and the beat's flags wait beside the network (a shift
-        register of its latency); the leaf's write pointer moves when the beat is written.
-        Returns the delayed ``(arriving, expected, any in flight, beat, rid)``."""
+        records from byte 0. The beat and whether to sort it are registered as they arrive, so
+        the network starts from flip-flops (which records it keeps is a compare of the
+        registered ``begin`` and ``end``); the leaf and the beat's flags wait beside it (a
+        shift register), and the leaf's write pointer moves when the beat is written. Returns
+        the delayed ``(arriving, expected, any in flight, beat, rid)``."""
         record = self.presort
         size = record.size // 8
         count = self.params.data_width // record.size
         m.submodules.presort = sorter = BeatSorter(record, count)
-        m.d.comb += [
-            sorter.i.eq(beat.data),
-            sorter.keep.eq(Cat((beat.begin <= k * size) & ((k + 1) * size <= beat.end)
-                               for k in range(count))),
-            sorter.sort.eq(self.sort_beats),
-        ]
+        entry = Signal(self.beat_layout)
+        sort = Signal()
+        m.d.sync += [entry.eq(beat), sort.eq(self.sort_beats)]
         moved = Signal(self.beat_layout)
         m.d.comb += [
-            moved.begin.eq(Mux(self.sort_beats, 0, beat.begin)),
-            moved.end.eq(Mux(self.sort_beats, beat.end - beat.begin, beat.end)),
-            moved.last.eq(beat.last),
+            sorter.i.eq(entry.data),
+            sorter.keep.eq(Cat((entry.begin <= k * size) & ((k + 1) * size <= entry.end)
+                               for k in range(count))),
+            sorter.sort.eq(sort),
+            moved.begin.eq(Mux(sort, 0, entry.begin)),
+            moved.end.eq(Mux(sort, entry.end - entry.begin, entry.end)),
+            moved.last.eq(entry.last),
         ]
         # (the beat's flags and its leaf, delayed; the data comes out of the network)
-        previous = (arriving, expected, moved, rid)
+        previous = (arriving, expected, rid)
         stores = []
-        for stage in range(sorter.latency):
+        for stage in range(1 + sorter.latency):
             delayed = (Signal(len(arriving), name=f"presort{stage}_arriving"),
                        Signal(name=f"presort{stage}_store"),
-                       Signal(self.beat_layout, name=f"presort{stage}_beat"),
                        Signal(len(rid), name=f"presort{stage}_rid"))
             m.d.sync += [d.eq(v) for d, v in zip(delayed, previous, strict=True)]
             stores.append(delayed[1])
             previous = delayed
-        stored, store, flags, leaf = previous
+        flags = moved
+        for stage in range(sorter.latency):
+            later = Signal(self.beat_layout, name=f"presort{stage}_flags")
+            m.d.sync += [later.begin.eq(flags.begin), later.end.eq(flags.end),
+                         later.last.eq(flags.last)]
+            flags = later
+        stored, store, leaf = previous
         out = Signal(self.beat_layout)
-        m.d.comb += [out.eq(flags), out.data.eq(sorter.o)]
+        m.d.comb += [out.begin.eq(flags.begin), out.end.eq(flags.end), out.last.eq(flags.last),
+                     out.data.eq(sorter.o)]
         return stored, store, Cat(stores).any(), out, leaf

@@ -318,11 +318,16 @@ class TreeController(Block):
             with m.If(per_run[bit]):
                 m.d.comb += encoded.eq(bit + 1)
 
-        # Presort (config.presort): a tree of more than F beats' worth of records starts from
-        # runs of a beat, each sorted by the read engine as pass 1 reads it; a smaller one
-        # starts from runs of one record, as without.
+        # Presort (config.presort): a tree starts from runs of a beat, each sorted by the read
+        # engine as pass 1 reads it, when that saves a pass (see plan.tree_plan): when the
+        # reach of its passes from runs of a beat, F * l**k >= ceil(records / rate), is below
+        # the record count. Otherwise (the same passes, and a last pass at least as wide
+        # without) it starts from runs of one record. k is found by shifts, a step each.
         fresh = Signal()                       # the job's first decision is still to come
         beat_runs = Signal(COUNT_BITS)         # runs of a beat: ceil(records / rate)
+        reach = Signal(COUNT_BITS + leaf_bits)  # F * l**k
+        below = Signal()                       # reach < beat_runs
+        saves = Signal()                       # presort saves a pass (with this reach)
         beat_log2 = exact_log2(c.rate) if c.presort else 0
         with m.FSM():
             with m.State("IDLE"):
@@ -353,17 +358,26 @@ class TreeController(Block):
                     m.next = "IDLE"
                 if c.presort:
                     with m.Elif(fresh):
-                        m.d.sync += [fresh.eq(0),
+                        m.d.sync += [fresh.eq(0), reach.eq(final),
                                      beat_runs.eq((total + (c.rate - 1)) >> beat_log2)]
                         m.next = "PRESORT"
                 with m.Else():
                     m.next = "ACTIVE"
             if c.presort:
                 with m.State("PRESORT"):
-                    with m.If(beat_runs > final):
-                        m.d.sync += [runs.eq(beat_runs), run_log2.eq(beat_log2),
-                                     self.sort_beats.eq(1)]
-                    m.next = "DECIDE"
+                    # (the compares registered: their carry chains end at flip-flops)
+                    m.d.sync += [below.eq(reach < beat_runs),
+                                 saves.eq((beat_runs > final) & (total > reach))]
+                    m.next = "PRESORT2"
+                with m.State("PRESORT2"):
+                    with m.If(below):
+                        m.d.sync += reach.eq(reach << leaf_bits)
+                        m.next = "PRESORT"
+                    with m.Else():
+                        with m.If(saves):
+                            m.d.sync += [runs.eq(beat_runs), run_log2.eq(beat_log2),
+                                         self.sort_beats.eq(1)]
+                        m.next = "DECIDE"
             with m.State("ACTIVE"):
                 a_log2 = Mux(many, leaf_bits, last_active_log2)
                 m.d.sync += [active_log2.eq(a_log2),

@@ -273,6 +273,13 @@ def workloads(rng):
     yield "one record", keyed([rng.randrange(top)])
     yield "fewer than a bundle", keyed(rng.randrange(top) for _ in range(max(1, rate - 1)))
     yield "no multiple of anything", keyed(rng.randrange(top) for _ in range(n - 17 | 1))
+    # Pass 1 from runs of a beat (presort): every tree sorts its beats as it reads them, the
+    # last beat of each odd tree partial; keys 0, all-ones and one repeated among random ones.
+    presorted = next((c for c in range(n, cap + 1) if (c // CONFIG.trees) % rate and all(
+        p.passes and p.passes[0].run_length > 1 for p in tree_plans(CONFIG, c))), None)
+    if CONFIG.presort and presorted:
+        yield f"{presorted} records: pass 1 from sorted beats", keyed(
+            rng.choice([0, top, 7, rng.randrange(top)]) for _ in range(presorted))
     # Trees one record apart across a pass boundary: tree 0 makes a pass (ending in pad
     # bundles at its root) that the others do not, so the phase-2 runs differ in length.
     span = CONFIG.trees * CONFIG.runs_per_tree

@@ -34,9 +34,9 @@ PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
 # TreeController's FSM states, numbered by Amaranth in order of first mention: IDLE, DECIDE,
 # DECIDED, ACTIVE, SIZE, SIZE2, SIZE3, LEAVES, WAIT (a reused tree's controller mentions PHASE2
-# third, and with presort PRESORT comes before ACTIVE). tests/sim/test_profile.py fails (no
-# pass seen) if they move.
-_BEFORE = (TREE in CONFIG.reused_trees) + CONFIG.presort
+# third, and with presort PRESORT comes before ACTIVE and PRESORT2 after it).
+# tests/sim/test_profile.py fails (no pass seen) if they move.
+_BEFORE = (TREE in CONFIG.reused_trees) + 2 * CONFIG.presort
 LEAVES, WAIT = 7 + _BEFORE, 8 + _BEFORE
 
 
