@@ -255,13 +255,13 @@ def _tail(config, out_bytes):
     return last + WRITE_LATENCY
 
 
-def _presort_latency(config, step):
-    """The beat sorter's layers on the way into the read engine's buffer, in a presorted
-    pass (pass 1 reading runs of a beat)."""
-    if step.run_length == config.first_run_length > 1 and step.source == 0:
-        layers = config.rate.bit_length() - 1
-        return layers * (layers + 1) // 2
-    return 0
+def _presort_latency(config):
+    """With ``presort`` every beat passes the read engine's beat sorter (its entry register
+    and its network's layers) on the way into the buffer, in every pass."""
+    if not config.presort:
+        return 0
+    layers = config.rate.bit_length() - 1
+    return 1 + layers * (layers + 1) // 2
 
 
 def _presort_steps(config, records):
@@ -291,7 +291,7 @@ def _phase1_pass(config, tree, records, step, mem_rate):
     stream, rate, bound = _stream(records, c.rate, beats, leaf_rate, mem_rate)
     shares = [count / records for count in counts if count]
     lag = _start_up(bursts, shares, rate, beat // size,
-                    READ_LATENCY + TREE_LATENCY * _levels(c.leaves) + _presort_latency(c, step))
+                    READ_LATENCY + TREE_LATENCY * _levels(c.leaves) + _presort_latency(c))
     tail = _tail(c, records * size)
     cycles = PASS_CONTROL + c.leaves + lag + stream + tail
     return PassEstimate(tree, records, step.active, rate, bound, beats, lag, tail, cycles)
@@ -353,7 +353,7 @@ def _phase2_pass(config, plans, records, mem_rate, distribution):
     stream = max(max(port_beats), math.ceil(streaming))
     rate = records / stream if stream else float(lanes)
     bound = max(spent, key=spent.get) if spent else "merge"
-    latency = READ_LATENCY + TREE_LATENCY * _levels(c.leaves * c.reuse)
+    latency = READ_LATENCY + TREE_LATENCY * _levels(c.leaves * c.reuse) + _presort_latency(c)
     lag = max(_start_up(bursts, shares, rate, beat // size, latency)
               for bursts, shares in zip(port_bursts, port_shares, strict=True) if bursts)
     tail = _tail(c, c.batch_bytes if records * size > c.batch_bytes else records * size)
