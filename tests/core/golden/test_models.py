@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 from topsort_hdl.core.golden import MmsModel, bitonic_merge, reference_sort
+from topsort_hdl.core.golden.flims import FlimsModel, flims_comparators
 from topsort_hdl.core.golden.workloads import (
     FEW_DISTINCT_KEYS,
     INPUT_ORDERS,
     KEY_PATTERNS,
     make_input,
     make_run_pair,
+    make_runs,
 )
 from topsort_hdl.hardware.records import BundleLayout, RecordLayout
 
@@ -123,3 +125,36 @@ def test_input_orders_are_what_they_say(key_bits):
             assert keys != sorted(keys) and len(set(keys)) > 990
     with pytest.raises(ValueError, match="order must be one of random, sorted, reversed, "):
         make_input(rng, 10, "zipf")
+
+
+@pytest.mark.parametrize("rate", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize("pattern", list(KEY_PATTERNS))
+def test_flims_model_merges_exactly(rate, pattern):
+    # Its own invariants are asserted on every cycle; here: the output is the merge by key, the
+    # same records (equal keys, 0 and all-ones among the patterns), one bundle per input bundle.
+    rng = random.Random(rate * 31 + len(pattern))
+    model = FlimsModel(rate)
+    for a_run, b_run in make_runs(rng, rate, 12, [pattern], max_bundles=6):
+        out = model.merge_run(a_run, b_run)
+        records = [r for bundle, _ in out for r in bundle]
+        assert [last for _, last in out] == [False] * (len(out) - 1) + [True]
+        assert len(out) == len(a_run) + len(b_run)
+        assert all(len(bundle) == rate for bundle, _ in out)
+        a = [r for bundle in a_run for r in bundle]
+        b = [r for bundle in b_run for r in bundle]
+        assert [k for k, _ in records] == sorted(k for k, _ in a + b)
+        assert sorted(records) == sorted(a + b)
+
+
+def test_flims_model_against_mms_and_its_comparators():
+    # The same merge as MMS up to the order of equal keys; half MMS's compare-swaps or fewer.
+    rng = random.Random(3)
+    for rate in (2, 4, 8):
+        for a_run, b_run in make_runs(rng, rate, 20):
+            flims = FlimsModel(rate).merge_run(a_run, b_run)
+            mms = MmsModel(rate).merge_run(a_run, b_run)
+            assert [[k for k, _ in bundle] for bundle, _ in flims] == \
+                [[k for k, _ in bundle] for bundle, _ in mms]
+    assert [flims_comparators(e) for e in (1, 2, 4, 8, 16, 32)] == [1, 3, 8, 20, 48, 112]
+    with pytest.raises(ValueError, match="every bundle of b_run must hold 4 records"):
+        FlimsModel(4).merge_run([[(1, 0)] * 4], [[(1, 0)] * 3])

@@ -5,7 +5,7 @@ recursively to ``a + reversed(b)``), with the same tie rule (equal keys never sw
 predicts where every record lands, equal keys included.
 """
 
-__all__ = ["compare_swap", "bitonic_merge"]
+__all__ = ["compare_swap", "bitonic_merge", "half_clean"]
 
 
 def compare_swap(low, high, descending=False):
@@ -36,6 +36,17 @@ def bitonic_merge(a, b, descending=False):
         raise ValueError(f"bundle length must be a power of two, not {n}")
     sequence = list(a) + list(reversed(b))
     _half_clean(sequence, 0, 2 * n, descending)
+    return sequence
+
+
+def half_clean(sequence, descending=False):
+    """Sort a bitonic sequence (rotations included) of power-of-two length by the cascade of
+    half-cleaners a bitonic merge network ends with, the same compare-swaps and tie rule."""
+    n = len(sequence)
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"sequence length must be a power of two, not {n}")
+    sequence = list(sequence)
+    _half_clean(sequence, 0, n, descending)
     return sequence
 
 
