@@ -15,10 +15,11 @@ cascade of a bitonic merge (log2 E stages of E/2 compare-swaps) sorts.
 
 Ties: every selector takes A on equal keys (the same side in every selector, so each side's
 records taken stay a prefix of it and the rotations stay consistent: selectors that broke
-ties their own ways could take A's record of rank k + 1 and leave the equal one of rank k). A side whose run is exhausted
-shows a key above every key (its banks' heads belong to its next run). The model asserts both
-invariants on every cycle and predicts every record's position, equal keys included: the
-half-cleaners keep equal keys in place, as the hardware's compare-swaps do.
+ties their own ways could take A's record of rank k + 1 and leave the equal one of rank k).
+A side whose run is exhausted shows a key above every key (its banks' heads belong to its next
+run). The model asserts both invariants on every cycle and predicts every record's position,
+equal keys included: the half-cleaners keep equal keys in place, as the hardware's
+compare-swaps do.
 """
 
 from ..params import MAX_MERGE_RATE, check_power_of_two
