@@ -8,6 +8,7 @@ from .boards import HBM_BOARDS
 from .contract import PLACEMENTS, report_bytes
 from .params import (
     MAX_MERGE_RATE,
+    check_merge_unit,
     check_power_of_two,
     check_range,
 )
@@ -65,6 +66,7 @@ class KernelConfig:
     equal_keys: str = "any"
     placement: str = "dealt"         # how hosts place the input in the trees (contract.PLACEMENTS)
     presort: int = 0                 # 1: pass 1 sorts each beat as it reads it (runs of a beat)
+    merge_unit: str = "mms"          # the trees' merge units (params.MERGE_UNITS)
     read_burst_bytes: int = 1024     # phase-1 reads
     reuse_burst_bytes: int = 4096    # phase-2 reads: each reused tree's port reads S channel
                                      # pairs through the HBM crossbar
@@ -93,6 +95,7 @@ class KernelConfig:
                              f"{self.equal_keys!r}")
         if self.presort not in (0, 1):
             raise ValueError(f"presort must be 0 or 1, not {self.presort}")
+        check_merge_unit(self.merge_unit)
         if self.placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not "
                              f"{self.placement!r}")

@@ -4,16 +4,27 @@ Plain Python (no Amaranth): the configuration, the golden models and the hardwar
 check their parameters with these.
 """
 
-__all__ = ["MAX_MERGE_RATE", "check_int", "check_positive", "check_at_least",
-           "check_power_of_two", "check_range", "MAX_FIELD_BITS", "check_record_widths"]
+__all__ = ["MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_int", "check_positive",
+           "check_at_least", "check_power_of_two", "check_range", "MAX_FIELD_BITS",
+           "check_record_widths"]
 
 # The widest merge unit, in records per cycle: phase 2's root in the paper's U280 shape (4
 # trees of 8 records per cycle). The MMS unit and its bitonic network, the root packer that
 # packs a root's output, the MMS model and `topsort-hdl bench mms` all take this limit.
 MAX_MERGE_RATE = 32
+# The streaming merge units a tree can be built of: MMS (the paper's) and FLiMS (the same
+# contract at about half the compare-swaps; docs/merge-units.md).
+MERGE_UNITS = ("mms", "flims")
 # A field of a record: a 16-byte record compared whole (equal keys ordered by value) is a
 # 128-bit key, and 129 bits inside a merge tree (its pad flag above the key).
 MAX_FIELD_BITS = 256
+
+
+def check_merge_unit(value, name="merge_unit"):
+    """Return ``value`` if it names a merge unit in :data:`MERGE_UNITS`, else raise."""
+    if value not in MERGE_UNITS:
+        raise ValueError(f"{name} must be one of {', '.join(MERGE_UNITS)}, not {value!r}")
+    return value
 
 
 def check_int(name, value):

@@ -158,3 +158,16 @@ def test_flims_model_against_mms_and_its_comparators():
     assert [flims_comparators(e) for e in (1, 2, 4, 8, 16, 32)] == [1, 3, 8, 20, 48, 112]
     with pytest.raises(ValueError, match="every bundle of b_run must hold 4 records"):
         FlimsModel(4).merge_run([[(1, 0)] * 4], [[(1, 0)] * 3])
+
+
+def test_flims_model_alternates_the_side_given_equal_keys():
+    # Every selector gives a tie to one side in a cycle, the side alternating by cycle (kept
+    # across runs): all-equal keys come out a bundle of A's, then one of B's, and so on.
+    model = FlimsModel(2)
+    a_run = [[(5, 0), (5, 1)], [(5, 2), (5, 3)]]
+    b_run = [[(5, 10), (5, 11)], [(5, 12), (5, 13)]]
+    values = [[v for _, v in bundle] for bundle, _ in model.merge_run(a_run, b_run)]
+    assert values == [[0, 1], [11, 10], [2, 3], [13, 12]]
+    model.merge_run([[(1, 0), (2, 0)]], [[(3, 0), (4, 0)]])
+    out = model.merge_run([[(7, 0), (7, 1)]], [[(7, 2), (7, 3)]])
+    assert [[v for _, v in bundle] for bundle, _ in out] == [[0, 1], [3, 2]]

@@ -1,19 +1,23 @@
 """Merge blocks in the Amaranth simulator, checked exactly against the golden models."""
 
+import gc
 import itertools
 import random
+import warnings
 
 import pytest
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Mux, Signal, UnusedElaboratable
 from amaranth.sim import Simulator
 
 from tests.conftest import constructor_error
 from topsort_hdl.core.golden import MmsModel, bitonic_merge, compare_swap
+from topsort_hdl.core.golden.flims import FlimsModel
 from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair, make_runs
 from topsort_hdl.hardware.merge import (
     BitonicMergeNetwork,
     BitonicMerger,
     CompareSwap,
+    FlimsMergeUnit,
     MmsMergeUnit,
     SelectMergeUnit,
 )
@@ -192,11 +196,16 @@ def test_network_tie_break_and_exclusion(rate, keep, stages, descending):
     simulator.run()
 
 
+# The streaming merge units and their golden models: the same contract, checked the same way.
+UNITS = {"mms": (MmsMergeUnit, MmsModel), "flims": (FlimsMergeUnit, FlimsModel)}
+
+
 def _run_mms(dut, runs, seed, gap, stall):
     bundle = dut.bundle
     words = {side: [word for pair in runs for word in bundle.pack_run(pair[index])]
              for index, side in enumerate("ab")}
-    expected = MmsModel(dut.rate).merge(runs)
+    model = FlimsModel if isinstance(dut, FlimsMergeUnit) else MmsModel
+    expected = model(dut.rate).merge(runs)
     result = run_streams(dut, words, {"o": len(expected)}, seed=seed, gap=gap, stall=stall)
     got = [bundle.unpack(word) for word in result.outputs["o"]]
     for index, (have, want) in enumerate(zip(got, expected, strict=True)):
@@ -206,12 +215,20 @@ def _run_mms(dut, runs, seed, gap, stall):
     return result
 
 
+@pytest.mark.parametrize("kind", UNITS)
 @pytest.mark.parametrize("rate", [1, 2, 4, 8, 16])
 @pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.4, 0.0), (0.0, 0.5), (0.3, 0.3)])
-def test_mms_matches_model(rate, gap, stall):
+def test_mms_matches_model(kind, rate, gap, stall):
     rng = random.Random(f"mms-{rate}-{gap}-{stall}")
     runs = make_runs(rng, rate, 24 if rate < 16 else 12, max_bundles=10)
-    _run_mms(MmsMergeUnit(RECORD, rate), runs, rate, gap, stall)
+    unit, _ = UNITS[kind]
+    _run_mms(unit(RECORD, rate), runs, rate, gap, stall)
+
+
+def test_flims_at_rate_32_matches_model():
+    rng = random.Random("flims-32")
+    runs = make_runs(rng, 32, 6, max_bundles=5)
+    _run_mms(FlimsMergeUnit(RECORD, 32), runs, 32, 0.3, 0.3)
 
 
 @pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.3, 0.4)])
@@ -225,40 +242,63 @@ def test_select_unit_matches_rate_1_model(gap, stall):
         assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
 
 
+@pytest.mark.parametrize("kind", UNITS)
 @pytest.mark.parametrize("pattern", sorted(KEY_PATTERNS))
-def test_mms_adversarial_keys(pattern):
+def test_mms_adversarial_keys(kind, pattern):
     rng = random.Random(pattern)
     runs = [make_run_pair(rng, 4, pattern, max_bundles=6) for _ in range(16)]
-    _run_mms(MmsMergeUnit(RECORD, 4), runs, 7, 0.2, 0.3)
+    unit, _ = UNITS[kind]
+    _run_mms(unit(RECORD, 4), runs, 7, 0.2, 0.3)
 
 
+@pytest.mark.parametrize("kind", UNITS)
 @pytest.mark.parametrize("stages,output_depth,input_depth",
                          [(0, 3, 3), (1, 3, 3), (2, None, 3), (None, 5, 8)])
-def test_mms_pipeline_options(stages, output_depth, input_depth):
+def test_mms_pipeline_options(kind, stages, output_depth, input_depth):
     # Shallow FIFOs and every register placement: still exact (credit counting must never
     # let the output FIFO overflow).
     rng = random.Random(stages or 0)
     runs = make_runs(rng, 8, 16, max_bundles=8)
-    dut = MmsMergeUnit(RECORD, 8, network_stages=stages, output_depth=output_depth,
-                       input_depth=input_depth)
+    unit, _ = UNITS[kind]
+    dut = unit(RECORD, 8, network_stages=stages, output_depth=output_depth,
+               input_depth=input_depth)
     _run_mms(dut, runs, 3, 0.2, 0.4)
 
 
-def test_mms_narrow_records():
+@pytest.mark.parametrize("rate", [1, 2, 4])
+def test_flims_zero_one_principle(rate):
+    # FLiMS's selectors and cascade form a comparator network on the 2E records in reach (the
+    # heads of the banks), so every pair of sorted 0/1 run pairs of two bundles a side (keys
+    # 0/1, values numbering the records) exercises every order the keys can take: exact.
+    bundles = [[0] * (2 * rate - ones) + [1] * ones for ones in range(2 * rate + 1)]
+    runs = []
+    for a_keys, b_keys in itertools.product(bundles, repeat=2):
+        a = [(k, i) for i, k in enumerate(a_keys)]
+        b = [(k, 2 * rate + i) for i, k in enumerate(b_keys)]
+        runs.append(([a[:rate], a[rate:]], [b[:rate], b[rate:]]))
+    _run_mms(FlimsMergeUnit(RECORD, rate), runs, 1, 0.2, 0.2)
+
+
+@pytest.mark.parametrize("kind", UNITS)
+def test_mms_narrow_records(kind):
     # 8-bit keys with 0-bit values: many equal keys, and the record layout changes widths.
     record = RecordLayout(8, 0)
     rng = random.Random(8)
     runs = make_runs(rng, 4, 20, max_bundles=8, max_key=255)
     runs = [tuple([[(key, 0) for key, _ in bundle] for bundle in run] for run in pair)
             for pair in runs]
-    _run_mms(MmsMergeUnit(record, 4), runs, 5, 0.2, 0.2)
+    unit, _ = UNITS[kind]
+    _run_mms(unit(record, 4), runs, 5, 0.2, 0.2)
 
 
-def test_mms_full_rate_across_run_boundaries():
+@pytest.mark.parametrize("kind", UNITS)
+@pytest.mark.parametrize("rate", [4, 8])
+def test_mms_full_rate_across_run_boundaries(kind, rate):
     # Runs of one bundle per input back to back: no idle output cycle between runs.
     rng = random.Random(5)
-    runs = [make_run_pair(rng, 4, "uniform", max_bundles=1) for _ in range(20)]
-    result = _run_mms(MmsMergeUnit(RECORD, 4), runs, 0, 0.0, 0.0)
+    runs = [make_run_pair(rng, rate, "uniform", max_bundles=1) for _ in range(20)]
+    unit, _ = UNITS[kind]
+    result = _run_mms(unit(RECORD, rate), runs, 0, 0.0, 0.0)
     cycles = result.transfer_cycles["o"]
     assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
 
@@ -273,6 +313,22 @@ def test_mms_full_rate_across_run_boundaries():
 ])
 def test_mms_parameter_errors(kwargs, error, message):
     assert constructor_error(lambda: MmsMergeUnit(RECORD, **kwargs)) == (error, message)
+    if "network_stages" not in kwargs:
+        assert constructor_error(lambda: FlimsMergeUnit(RECORD, **kwargs)) == (error, message)
+
+
+def test_flims_parameters():
+    # FLiMS's pipeline registers spread over its cascade's log2 E layers, after the winners'.
+    assert constructor_error(lambda: FlimsMergeUnit(RECORD, 4, network_stages=3)) == (
+        ValueError, "network_stages must be between 0 and 2, not 3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        unit = FlimsMergeUnit(RECORD, 8)
+        assert (unit.pipeline_latency, unit.output_depth, unit.comparators) == (4, 8, 20)
+        assert FlimsMergeUnit(RECORD, 1).comparators == 1
+        assert MmsMergeUnit(RECORD, 8).comparators == 46
+        del unit
+        gc.collect()
 
 
 @pytest.mark.parametrize("key_bits,value_bits,lanes", [(32, 32, 2), (32, 32, 8), (64, 64, 4),

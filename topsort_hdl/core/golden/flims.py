@@ -13,9 +13,11 @@ all), and the smaller of each such pair are the E smallest remaining records of 
 selector order (a rotation of: A's ascending, then B's descending), which the half-cleaner
 cascade of a bitonic merge (log2 E stages of E/2 compare-swaps) sorts.
 
-Ties: every selector takes A on equal keys (the same side in every selector, so each side's
-records taken stay a prefix of it and the rotations stay consistent: selectors that broke
-ties their own ways could take A's record of rank k + 1 and leave the equal one of rank k).
+Ties: in a cycle every selector gives equal keys to the same side (so each side's records
+taken stay a prefix of it and the rotations stay consistent: selectors that broke ties their
+own ways could take A's record of rank k + 1 and leave the equal one of rank k). The side
+alternates from cycle to cycle, A first after reset: on a long run of equal keys a tree's
+children are then drained equally, each at half the unit's rate, as MMS's alternation does.
 A side whose run is exhausted shows a key above every key (its banks' heads belong to its next
 run). The model asserts both invariants on every cycle and predicts every record's position,
 equal keys included: the half-cleaners keep equal keys in place, as the hardware's
@@ -38,6 +40,9 @@ class FlimsModel:
     """Predict the output bundles of an E-rate FLiMS merge unit (the same interface as
     :class:`~topsort_hdl.core.golden.mms.MmsModel`).
 
+    The side preferred on ties outlives a run, as in the hardware: feed runs in the order the
+    hardware sees them.
+
     Parameters
     ----------
     rate : int
@@ -46,6 +51,7 @@ class FlimsModel:
 
     def __init__(self, rate):
         self._rate = check_power_of_two("rate", rate, MAX_MERGE_RATE)
+        self.prefer_b = False  # side given equal keys in the next cycle
 
     @property
     def rate(self):
@@ -73,7 +79,8 @@ class FlimsModel:
             winners = []
             for i in range(e):
                 a_bank, b_bank = banks["a"][i], banks["b"][e - 1 - i]
-                take_a = bool(a_bank) and (not b_bank or a_bank[0][0] <= b_bank[0][0])
+                take_a = bool(a_bank) and (not b_bank or a_bank[0][0] < b_bank[0][0]
+                                           or a_bank[0][0] == b_bank[0][0] and not self.prefer_b)
                 winners.append((a_bank if take_a else b_bank).pop(0))
                 taken["a" if take_a else "b"] += 1
             keys = sorted(k for k, _ in winners)
@@ -82,6 +89,7 @@ class FlimsModel:
             for record in winners:
                 remaining.remove(record)
             outputs.append((half_clean(winners), cycle == cycles - 1))
+            self.prefer_b = not self.prefer_b
         return outputs
 
     def merge(self, runs):

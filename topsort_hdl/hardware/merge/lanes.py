@@ -1,12 +1,13 @@
 """Wide queues built as lanes, so that no control signal fans out to the whole width."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import fifo, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..records import check_at_least
 
-__all__ = ["LaneFIFO", "LaneQueue", "lane_bounds", "stream_out"]
+__all__ = ["BankedQueue", "LaneFIFO", "LaneQueue", "lane_bounds", "stream_out"]
 
 
 def lane_bounds(width, lanes):
@@ -151,4 +152,83 @@ class LaneQueue(_Lanes):
             ]
             with m.If(moves):
                 m.d.sync += [self.head[start:end].eq(queue.r_data), loaded.eq(queue.r_rdy)]
+        return m
+
+
+class BankedQueue(wiring.Component):
+    """A queue of bundles of ``banks`` entries whose entries leave one bank at a time.
+
+    A bundle is written whole: entry t goes to bank t (its own memory, read asynchronously at
+    its own read pointer, so each bank's ``head`` follows its ``pop`` in the next cycle, with
+    no register of its own). Banks are popped in rank order, as a merge takes a sorted
+    bundle stream's records: the records popped in a cycle are the next ones after the last
+    popped, wrapping from bank ``banks - 1`` to bank 0. Then bank 0 always holds the fewest
+    entries and bank ``banks - 1`` the most, so two counters of registers say whether every
+    bank has a head (``ready``) and whether a bundle fits (``w_rdy``).
+
+    Parameters
+    ----------
+    width : int
+        Bits per entry.
+    depth : int
+        Bundles the queue holds, at least 2.
+    banks : int
+        Entries per bundle.
+
+    Members
+    -------
+    w_data : In(width * banks)
+        A bundle, entry t at bits ``[t * width, (t + 1) * width)``.
+    w_en : In(1)
+    w_rdy : Out(1)
+        Write side, as for a FIFO.
+    head : Out(width * banks)
+        Each bank's oldest entry; defined while that bank holds one.
+    ready : Out(1)
+        Every bank holds an entry (from registers).
+    pop : In(banks)
+        Per bank: remove its head (in rank order, only while it holds one).
+    """
+
+    def __init__(self, *, width, depth, banks):
+        check_at_least("width", width, 1)
+        check_at_least("depth", depth, 2)
+        check_at_least("banks", banks, 1)
+        self._width = width
+        self._depth = depth
+        self._banks = banks
+        super().__init__({"w_data": In(width * banks), "w_en": In(1), "w_rdy": Out(1),
+                          "head": Out(width * banks), "ready": Out(1), "pop": In(banks)})
+
+    def elaborate(self, platform):
+        m = Module()
+        width, depth, banks = self._width, self._depth, self._banks
+        write = self.w_en & self.w_rdy
+
+        def advance(pointer):
+            return Mux(pointer == depth - 1, 0, pointer + 1)
+
+        w_addr = Signal(range(depth))
+        with m.If(write):
+            m.d.sync += w_addr.eq(advance(w_addr))
+        for bank in range(banks):
+            lane = Memory(shape=width, depth=depth, init=[])
+            m.submodules[f"bank{bank}"] = lane
+            w_port = lane.write_port()
+            r_port = lane.read_port(domain="comb")
+            r_addr = Signal(range(depth), name=f"r_addr{bank}")
+            with m.If(self.pop[bank]):
+                m.d.sync += r_addr.eq(advance(r_addr))
+            m.d.comb += [
+                w_port.addr.eq(w_addr),
+                w_port.data.eq(self.w_data[bank * width:(bank + 1) * width]),
+                w_port.en.eq(write),
+                r_port.addr.eq(r_addr),
+                self.head[bank * width:(bank + 1) * width].eq(r_port.data),
+            ]
+        # Entries in bank 0 (the fewest) and in the last bank (the most).
+        fewest, most = Signal(range(depth + 1)), Signal(range(depth + 1))
+        m.d.sync += [fewest.eq(fewest + write - self.pop[0]),
+                     most.eq(most + write - self.pop[banks - 1])]
+        m.d.comb += [self.ready.eq(fewest != 0), self.w_rdy.eq(most != depth)]
         return m

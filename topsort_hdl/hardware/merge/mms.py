@@ -1,23 +1,12 @@
 """The MMS streaming merge unit: E records per cycle, a new input bundle every cycle."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
-from ..block import Block
-from ..records import (
-    MAX_MERGE_RATE,
-    BundleLayout,
-    RecordLayout,
-    check_at_least,
-    check_power_of_two,
-    check_range,
-)
 from .bitonic import BitonicMergeNetwork, network_comparators
-from .credit import CreditCounter
-from .lanes import LaneFIFO, stream_out
-from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
+from .run_selector import RunSelector
+from .unit import StreamMergeUnit
 
 __all__ = ["MmsMergeUnit"]
 
@@ -36,7 +25,7 @@ def _older_before_newer(x, y, position, a_newer_lanes):
     return Mux(x.side_b ^ y.side_b, Mux(x.side_b, a_newer, ~a_newer), x.index < y.index)
 
 
-class MmsMergeUnit(Block):
+class MmsMergeUnit(StreamMergeUnit):
     """Merge two streams of sorted runs at ``rate`` records per cycle (MMS, the paper's Fig. 3).
 
     A selector takes, each cycle, the head bundle whose smallest key is smaller (ties
@@ -59,76 +48,19 @@ class MmsMergeUnit(Block):
     starts a step that produces a bundle when the FIFO has room for it and for everything in
     flight (credit counting), so the output keeps a plain valid/ready contract.
 
-    Parameters
-    ----------
-    record : RecordLayout
-        Record layout.
-    rate : int
-        Records per bundle ``E``: a power of two up to
-        :data:`~topsort_hdl.hardware.records.MAX_MERGE_RATE`.
-    network_stages : int or None
-        Pipeline registers in each of BML and BMS; default one per network layer.
-    input_depth : int
-        Depth of each input FIFO, at least :data:`.selector.MIN_FIFO_DEPTH`; default
-        :data:`.selector.DEFAULT_INPUT_DEPTH`.
-    output_depth : int or None
-        Depth of the output FIFO; default pipeline latency + 4, enough for full rate.
-
-    Members
-    -------
-    a, b : In(stream.Signature(BundleLayout(record, rate)))
-        Input runs: sorted sequences of whole bundles, ``last`` on the final bundle.
-    o : Out(stream.Signature(BundleLayout(record, rate)))
-        Merged runs; one output bundle per input bundle, ``last`` on the final one.
+    Parameters and members: those of :class:`.unit.StreamMergeUnit`; ``network_stages`` is
+    the number of pipeline registers in each of BML and BMS.
     """
 
     module_tag_format = "mms_e{rate}_k{record.key_bits}_v{record.value_bits}"
 
-    def __init__(self, record, rate, *, network_stages=None, input_depth=DEFAULT_INPUT_DEPTH,
-                 output_depth=None):
-        if not isinstance(record, RecordLayout):
-            raise TypeError(f"record must be a RecordLayout, not {record!r}")
-        check_power_of_two("rate", rate, MAX_MERGE_RATE)
-        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
-        layers = exact_log2(2 * rate)
-        if network_stages is None:
-            network_stages = layers
-        check_range("network_stages", network_stages, 0, layers)
-        if output_depth is None:
-            output_depth = 2 * network_stages + 4  # pipeline latency + FIFO round trip
-        check_at_least("output_depth", output_depth, MIN_FIFO_DEPTH)
-        self._record = record
-        self._rate = rate
-        self._input_depth = input_depth
-        self._output_depth = output_depth
-        self._network_stages = network_stages
-        self._bundle = BundleLayout(record, rate)
-        super().__init__({
-            "a": In(stream.Signature(self._bundle)),
-            "b": In(stream.Signature(self._bundle)),
-            "o": Out(stream.Signature(self._bundle)),
-        })
-
-    @property
-    def record(self):
-        return self._record
-
-    @property
-    def rate(self):
-        return self._rate
-
-    @property
-    def bundle(self):
-        return self._bundle
+    @staticmethod
+    def network_layers(rate):
+        return exact_log2(2 * rate)
 
     @property
     def pipeline_latency(self):
-        """Cycles from the selection of a bundle to its output bundle entering the FIFO."""
         return 2 * self._network_stages     # BML, then BMS
-
-    @property
-    def output_depth(self):
-        return self._output_depth
 
     @property
     def comparators(self):
@@ -157,7 +89,9 @@ class MmsMergeUnit(Block):
                 m.d.sync += copy.eq(selector.a_popped[i])
         # Bundles in flight or in the output FIFO; the selector decides a cycle ahead, so it
         # is granted a take only if the FIFO has room whatever leaves this cycle.
-        m.submodules.credit = credit = CreditCounter(self._output_depth)
+        result = Signal(self._bundle, name="result")
+        result_valid = Signal(name="result_valid")
+        credit = self.output_queue(m, result, result_valid)
         take = selector.take
         flush_alone = flush_pending & ~selector.valid & credit.room
         emits = (take & (~first | flush_pending)) | flush_alone
@@ -166,7 +100,6 @@ class MmsMergeUnit(Block):
         m.d.sync += flush_pending.eq(flush_pending_next)
         m.d.comb += [
             credit.add.eq(emits),
-            credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
             # Granted only with room, even for a run's first step, which emits nothing unless
             # it carries the previous flush: that step waits only while the FIFO is full, and
             # the grant stays two LUT levels from registers.
@@ -226,13 +159,9 @@ class MmsMergeUnit(Block):
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o),
                      bms.a_excluded.eq(x_excluded), bms.b_excluded.eq(0)]
 
-        # Output FIFO: credit counting above guarantees room for every bundle that arrives.
-        # One lane per record keeps the FIFO's read enable local to each record's bits.
-        m.submodules.o_fifo = o_fifo = LaneFIFO(
-            width=self._bundle.size, depth=self._output_depth, lanes=e)
-        result = Signal(self._bundle)
-        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last)]
-        stream_out(m, o_fifo, self.o, result, flags.emits)
+        # Credit counting above guarantees the output FIFO room for every bundle that arrives.
+        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last),
+                     result_valid.eq(flags.emits)]
         return m
 
 

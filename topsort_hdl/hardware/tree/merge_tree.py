@@ -4,9 +4,10 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...core.params import check_merge_unit
 from ...core.tree_shape import check_tree_shape, tree_rates
 from ..block import Block
-from ..merge import MmsMergeUnit, SelectMergeUnit
+from ..merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ..merge.run_selector import MIN_FIFO_DEPTH
 from ..records import (
     BundleLayout,
@@ -29,12 +30,12 @@ DEFAULT_FIFO_DEPTH = 8
 class MergeTree(Block):
     """A binary tree of merge units with ``leaves`` leaves and ``rate`` records/cycle at the root.
 
-    Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS units,
-    and selector-only units at rate 1. A :class:`Coupler` sits wherever the rate doubles
-    toward the root. Every leaf has an input
-    buffer (a FIFO of ``leaf_depth`` bundles: small ones map to LUTRAM, burst-sized ones to
-    block RAM). One *group* is one run on each leaf; the root emits the group's merged run with
-    ``last`` on its final bundle, and groups follow each other without a gap.
+    Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS or FLiMS
+    units (``merge_unit``), and selector-only units at rate 1. A :class:`Coupler` sits
+    wherever the rate doubles toward the root. Every leaf has an input buffer (a FIFO of
+    ``leaf_depth`` bundles: small ones map to LUTRAM, burst-sized ones to block RAM). One
+    *group* is one run on each leaf; the root emits the group's merged run with ``last`` on its
+    final bundle, and groups follow each other without a gap.
 
     Records are tree records (:func:`~.records.tree_record`): runs that do not fill
     whole bundles end with pad records, and an empty run is one bundle of pads. Pads sort after
@@ -56,6 +57,9 @@ class MergeTree(Block):
         Depth of each merge unit's input FIFOs, at least 3 (default 8). The selector can take
         several bundles in a row from one side while the child feeding it produces at half
         that rate; these FIFOs absorb such bursts.
+    merge_unit : str
+        ``"mms"`` (default) or ``"flims"`` (:data:`~topsort_hdl.core.params.MERGE_UNITS`): the
+        units above rate 1.
 
     Members
     -------
@@ -68,12 +72,13 @@ class MergeTree(Block):
     module_tag_format = "tree_p{rate}_l{leaves}"
 
     def __init__(self, record, rate, leaves, *, leaf_depth=DEFAULT_LEAF_DEPTH,
-                 fifo_depth=DEFAULT_FIFO_DEPTH):
+                 fifo_depth=DEFAULT_FIFO_DEPTH, merge_unit="mms"):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_tree_shape(rate, leaves)
         check_positive("leaf_depth", leaf_depth)
         check_at_least("fifo_depth", fifo_depth, MIN_FIFO_DEPTH)
+        self._merge_unit = check_merge_unit(merge_unit)
         self._fifo_depth = fifo_depth
         self._record = record
         self._padded = tree_record(record)
@@ -117,21 +122,26 @@ class MergeTree(Block):
         leaf_bundle = BundleLayout(self._padded, self.leaf_rate)
         sources = [buffered(m, f"leaf{index}", self.i[index], leaf_bundle, self._leaf_depth)
                    for index in range(self._leaves)]
-        root = build_unit_tree(m, self._padded, self._rates, sources, "", self._fifo_depth)
+        root = build_unit_tree(m, self._padded, self._rates, sources, "", self._fifo_depth,
+                               self._merge_unit)
         wiring.connect(m, root, wiring.flipped(self.o))
         return m
 
 
-def tree_merge_unit(padded, rate, input_depth=DEFAULT_FIFO_DEPTH):
-    """The merge unit a tree places at ``rate`` for the tree record ``padded``: the selector
-    alone at rate 1, MMS above. Resource estimates build their units with this too."""
+def tree_merge_unit(padded, rate, input_depth=DEFAULT_FIFO_DEPTH, kind="mms"):
+    """The merge unit a tree of ``kind`` units places at ``rate`` for the tree record
+    ``padded``: the selector alone at rate 1, MMS or FLiMS above. Resource estimates build
+    their units with this too."""
     if rate == 1:
         return SelectMergeUnit(padded, input_depth=input_depth)
-    return MmsMergeUnit(padded, rate, input_depth=input_depth)
+    unit = FlimsMergeUnit if check_merge_unit(kind) == "flims" else MmsMergeUnit
+    return unit(padded, rate, input_depth=input_depth)
 
 
-def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_DEPTH):
-    """Add a tree of merge units over ``sources`` to ``m``; return the root's output stream.
+def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_DEPTH,
+                    kind="mms"):
+    """Add a tree of ``kind`` merge units over ``sources`` to ``m``; return the root's output
+    stream.
 
     ``rates`` lists the unit rates per level, root first; ``sources`` are the leaf-level
     units' inputs (two per unit). Couplers go wherever the rate doubles toward the root.
@@ -140,7 +150,7 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_
     for level in reversed(range(levels)):
         outputs = []
         for index in range(1 << level):
-            unit = tree_merge_unit(padded, rates[level], input_depth)
+            unit = tree_merge_unit(padded, rates[level], input_depth, kind)
             m.submodules[f"{prefix}l{level}u{index}"] = unit
             for side, source in zip((unit.a, unit.b), sources[2 * index:2 * index + 2],
                                     strict=True):

@@ -36,6 +36,8 @@ class ReuseSwitch(Block):
         Shape (p, l) of each tree.
     leaf_depth, fifo_depth : int
         Bundles per leaf buffer and per merge-unit input FIFO, as for :class:`MergeTree`.
+    merge_unit : str
+        The merge units of the trees and the extra levels, as for :class:`MergeTree`.
 
     Members
     -------
@@ -52,14 +54,16 @@ class ReuseSwitch(Block):
     module_tag_format = "reuse_t{trees}_p{rate}_l{leaves}"
 
     def __init__(self, record, trees, rate, leaves, *, leaf_depth=DEFAULT_LEAF_DEPTH,
-                 fifo_depth=DEFAULT_FIFO_DEPTH):
+                 fifo_depth=DEFAULT_FIFO_DEPTH, merge_unit="mms"):
         if not isinstance(record, RecordLayout):
             raise TypeError(f"record must be a RecordLayout, not {record!r}")
         check_power_of_two("trees", trees, low=2)
         check_tree_shape(rate, leaves)
         self._trees = [MergeTree(record, rate, leaves, leaf_depth=leaf_depth,
-                                 fifo_depth=fifo_depth) for _ in range(trees)]
+                                 fifo_depth=fifo_depth, merge_unit=merge_unit)
+                       for _ in range(trees)]
         self._fifo_depth = fifo_depth
+        self._merge_unit = merge_unit
         padded = self._trees[0].padded
         self._padded = padded
         self._rate = rate
@@ -108,6 +112,6 @@ class ReuseSwitch(Block):
             ]
             feeds.append(coupler.o)
         root = build_unit_tree(m, self._padded, self.extra_rates, feeds, "extra_",
-                               self._fifo_depth)
+                               self._fifo_depth, self._merge_unit)
         wiring.connect(m, root, wiring.flipped(self.wide))
         return m

@@ -1,0 +1,118 @@
+"""What the streaming merge units (MMS and FLiMS) share: ports, parameters, output credit."""
+
+from amaranth.lib import stream
+from amaranth.lib.wiring import In, Out
+
+from ..block import Block
+from ..records import (
+    MAX_MERGE_RATE,
+    BundleLayout,
+    RecordLayout,
+    check_at_least,
+    check_power_of_two,
+    check_range,
+)
+from .credit import CreditCounter
+from .lanes import LaneFIFO, stream_out
+from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH
+
+__all__ = ["StreamMergeUnit"]
+
+
+class StreamMergeUnit(Block):
+    """Base of the merge units that take E-record bundles: two run streams in, one out.
+
+    The contract every such unit keeps: ``a`` and ``b`` carry sorted runs of whole bundles
+    (sorted within and across bundles, ``last`` on a run's final bundle), ``o`` the merged
+    runs, one output bundle per input bundle; a new input bundle can be taken every cycle and
+    runs follow each other without an idle cycle; every port is a plain valid/ready stream;
+    equal keys across inputs keep every record (no key value is reserved).
+
+    Subclasses say how many network layers their pipeline spreads ``network_stages`` over
+    (``network_layers``) and how many cycles a bundle spends between selection and the output
+    FIFO (``pipeline_latency``).
+
+    Parameters
+    ----------
+    record : RecordLayout
+        Record layout.
+    rate : int
+        Records per bundle ``E``: a power of two up to
+        :data:`~topsort_hdl.hardware.records.MAX_MERGE_RATE`.
+    network_stages : int or None
+        Pipeline registers in the unit's merge network(s); default one per network layer.
+    input_depth : int
+        Depth of each input FIFO, at least :data:`.run_selector.MIN_FIFO_DEPTH`; default
+        :data:`.run_selector.DEFAULT_INPUT_DEPTH`.
+    output_depth : int or None
+        Depth of the output FIFO; default pipeline latency + 4, enough for full rate.
+
+    Members
+    -------
+    a, b : In(stream.Signature(BundleLayout(record, rate)))
+        Input runs: sorted sequences of whole bundles, ``last`` on the final bundle.
+    o : Out(stream.Signature(BundleLayout(record, rate)))
+        Merged runs; one output bundle per input bundle, ``last`` on the final one.
+    """
+
+    def __init__(self, record, rate, *, network_stages=None, input_depth=DEFAULT_INPUT_DEPTH,
+                 output_depth=None):
+        if not isinstance(record, RecordLayout):
+            raise TypeError(f"record must be a RecordLayout, not {record!r}")
+        check_power_of_two("rate", rate, MAX_MERGE_RATE)
+        check_at_least("input_depth", input_depth, MIN_FIFO_DEPTH)
+        layers = self.network_layers(rate)
+        if network_stages is None:
+            network_stages = layers
+        check_range("network_stages", network_stages, 0, layers)
+        self._record = record
+        self._rate = rate
+        self._input_depth = input_depth
+        self._network_stages = network_stages
+        if output_depth is None:
+            output_depth = self.pipeline_latency + 4    # pipeline latency + FIFO round trip
+        check_at_least("output_depth", output_depth, MIN_FIFO_DEPTH)
+        self._output_depth = output_depth
+        self._bundle = BundleLayout(record, rate)
+        super().__init__({
+            "a": In(stream.Signature(self._bundle)),
+            "b": In(stream.Signature(self._bundle)),
+            "o": Out(stream.Signature(self._bundle)),
+        })
+
+    @staticmethod
+    def network_layers(rate):
+        """Compare-swap layers the pipeline registers are spread over, at ``rate``."""
+        raise NotImplementedError
+
+    @property
+    def record(self):
+        return self._record
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def bundle(self):
+        return self._bundle
+
+    @property
+    def pipeline_latency(self):
+        """Cycles from the selection of a bundle to its output bundle entering the FIFO."""
+        raise NotImplementedError
+
+    @property
+    def output_depth(self):
+        return self._output_depth
+
+    def output_queue(self, m, result, emits):
+        """The output FIFO and its credit counter: ``result`` enters the FIFO ``emits`` (both
+        after the pipeline); returns the counter, whose ``add`` the caller drives with each
+        step that will produce a bundle and whose ``room`` or ``room_next`` grants them."""
+        m.submodules.credit = credit = CreditCounter(self._output_depth)
+        # One lane per record keeps the FIFO's read enable local to each record's bits.
+        m.submodules.o_fifo = o_fifo = LaneFIFO(
+            width=self._bundle.size, depth=self._output_depth, lanes=self._rate)
+        m.d.comb += credit.sub.eq(stream_out(m, o_fifo, self.o, result, emits))
+        return credit
