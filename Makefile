@@ -19,7 +19,7 @@ help:
 	@echo "make test-slow  run only the long simulations (marker 'slow')"
 	@echo "make test-all   run every test, slow ones included"
 	@echo "make bench      measure merge units, trees and AXI engines in simulation against golden results"
-	@echo "make bench-update rewrite benchmarks/golden/{mms,tree,axi}.json (commit it with the reason)"
+	@echo "make bench-update rewrite benchmarks/golden/{mms,flims,tree,axi}.json (commit it with the reason)"
 	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold)"
@@ -63,11 +63,13 @@ test-all: setup
 BENCH_GOLDEN := benchmarks/golden
 bench: setup
 	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden $(BENCH_GOLDEN)/mms.json
+	$(VENV)/bin/topsort-hdl bench flims --rate 1 --rate 2 --rate 4 --rate 8 --rate 16 --rate 32 --json build/bench/flims.json --golden $(BENCH_GOLDEN)/flims.json
 	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden $(BENCH_GOLDEN)/tree.json
 	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden $(BENCH_GOLDEN)/axi.json
 
 bench-update: setup
 	$(VENV)/bin/topsort-hdl bench mms --json build/bench/mms.json --golden $(BENCH_GOLDEN)/mms.json --update
+	$(VENV)/bin/topsort-hdl bench flims --rate 1 --rate 2 --rate 4 --rate 8 --rate 16 --rate 32 --json build/bench/flims.json --golden $(BENCH_GOLDEN)/flims.json --update
 	$(VENV)/bin/topsort-hdl bench tree --json build/bench/tree.json --golden $(BENCH_GOLDEN)/tree.json --update
 	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden $(BENCH_GOLDEN)/axi.json --update
 

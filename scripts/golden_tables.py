@@ -141,8 +141,9 @@ def pnr(figures, _=None):
                     + bands_of(cells.values(), [("luts", "cells")]))
 
 
-def mms(figures, _=None):
-    units = rows(figures, "mms", 1)
+def merge_unit(figures, kind):
+    """``bench mms`` or ``bench flims``: one row per E."""
+    units = rows(figures, kind, 1)
     body = []
     for name, row in units.items():
         body.append([name.replace("rate=", ""), cell(row, "records_per_cycle"),
@@ -185,7 +186,8 @@ def axi(figures, _=None):
 
 
 TABLES = {"resources": resources, "sorts": sorts, "generator": generator, "pnr": pnr,
-          "mms": mms, "tree": tree, "axi": axi}
+          "mms": lambda figures, _=None: merge_unit(figures, "mms"),
+          "flims": lambda figures, _=None: merge_unit(figures, "flims"), "tree": tree, "axi": axi}
 
 
 def render(text, root=ROOT):

@@ -30,6 +30,20 @@ def test_mms_verilog(rate, sim):
     run_bench([source], "mms", "cocotb_mms", case, env={"TOPSORT_RATE": rate}, sim=sim)
 
 
+# FLiMS: the rates Icarus runs fast, and the widest in Verilator (the rest under `slow`).
+FLIMS_CASES = [(1, "icarus"), (2, "icarus"), (4, "icarus"), (8, "icarus"), (32, "verilator"),
+               pytest.param(8, "verilator", marks=pytest.mark.slow),
+               pytest.param(16, "verilator", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("rate,sim", FLIMS_CASES)
+def test_flims_verilog(rate, sim):
+    case = f"flims_e{rate}_{sim}"
+    source = write_unit("flims", case, rate=rate)
+    run_bench([source], "flims", "cocotb_mms", case,
+              env={"TOPSORT_RATE": rate, "TOPSORT_UNIT": "flims"}, sim=sim)
+
+
 def test_mms_verilog_narrow_records():
     # Narrow keys make equal keys the rule rather than the exception.
     case = "mms_e4_k8v8"

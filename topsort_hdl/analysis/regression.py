@@ -44,7 +44,8 @@ QOR_ABOUT = f"QoR golden figures: refresh with `{QOR_REFRESH}` in a commit that 
 RECORDED = None      # a rule's band for values recorded next to the figures, never compared
 
 # The rows of each benchmark, named by these fields of a row (``topsort-hdl bench``).
-BENCH_KEYS = {"mms": ("rate",), "tree": ("shape", "workload"), "axi": ("engine", "case")}
+BENCH_KEYS = {"mms": ("rate",), "flims": ("rate",), "tree": ("shape", "workload"),
+              "axi": ("engine", "case")}
 
 # Kind of figure (a pattern on its name) -> (band, better); the first pattern that matches.
 RULES = [

@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from .format import axi_line, mms_line, tree_line
+from ..core.params import MERGE_UNITS
+from .format import axi_line, merge_unit_line, tree_line
 from .options import UsageError
 
 __all__ = ["add_parser", "run"]
@@ -14,10 +15,10 @@ def add_parser(commands):
 
     bench = commands.add_parser("bench", help="measure blocks in simulation")
     bench.add_argument("block", choices=list(BENCH_KEYS),
-                       help="mms: merge unit per E; tree: merge trees and the phase-2 tree; "
-                            "axi: read and write engine bandwidth")
+                       help="mms, flims: merge unit per E; tree: merge trees and the phase-2 "
+                            "tree; axi: read and write engine bandwidth")
     bench.add_argument("--rate", type=int, action="append",
-                       help="mms only: records per bundle E; repeat for several "
+                       help="mms and flims only: records per bundle E; repeat for several "
                             "(default 1 2 4 8 16)")
     bench.add_argument("--json", type=Path, help="also write the results to this JSON file")
     bench.add_argument("--golden", type=Path,
@@ -37,11 +38,11 @@ def run(args):
             golden = goldens.load(args.golden)
         except (ValueError, OSError) as error:
             raise UsageError(f"cannot read golden results {args.golden}: {error}") from None
-    if args.block == "mms":
-        results = _bench_mms(args)
+    if args.block in MERGE_UNITS:
+        results = _bench_merge_unit(args)
     else:
         if args.rate:
-            raise UsageError("--rate applies to 'bench mms' only")
+            raise UsageError("--rate applies to 'bench mms' and 'bench flims' only")
         results = _bench_tree() if args.block == "tree" else _bench_axi()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -66,9 +67,9 @@ def run(args):
     return 0
 
 
-def _bench_mms(args):
+def _bench_merge_unit(args):
     from ..hardware.records import MAX_MERGE_RATE, check_power_of_two
-    from ..sim.amaranth.bench_mms import measure_mms
+    from ..sim.amaranth.bench_merge_unit import measure_merge_unit
 
     rates = args.rate or [1, 2, 4, 8, 16]
     try:
@@ -78,9 +79,9 @@ def _bench_mms(args):
         raise UsageError(str(error)) from None
     results = []
     for rate in rates:
-        m = measure_mms(rate)
+        m = measure_merge_unit(args.block, rate)
         results.append(m.as_dict())
-        print(mms_line(m, rate), flush=True)
+        print(merge_unit_line(args.block, m, rate), flush=True)
     return results
 
 

@@ -1,7 +1,7 @@
 """The lines the subcommands print for a result: a performance-model estimate and one measured
 block of ``bench``."""
 
-__all__ = ["estimate_lines", "mms_line", "axi_line", "tree_line"]
+__all__ = ["estimate_lines", "merge_unit_line", "axi_line", "tree_line"]
 
 
 def estimate_lines(e, size):
@@ -27,9 +27,9 @@ def estimate_lines(e, size):
     return lines
 
 
-def mms_line(m, rate):
-    """One merge unit's measurement (``bench mms``)."""
-    return (f"mms E={rate:<2}  {m.records_per_cycle:6.3f} records/cycle "
+def merge_unit_line(kind, m, rate):
+    """One merge unit's measurement (``bench mms``, ``bench flims``)."""
+    return (f"{kind} E={rate:<2}  {m.records_per_cycle:6.3f} records/cycle "
             f"({m.records_per_cycle / rate:.3f} of E) over {m.long_runs} runs of "
             f"{m.long_run_bundles}+{m.long_run_bundles} bundles, {m.bubbles} bubbles;  "
             f"1+1-bundle runs {m.short_records_per_cycle:6.3f} ({m.short_bubbles} bubbles);  "

@@ -62,7 +62,8 @@ def run(args):
 
     try:
         figures, lines, failures = run_qor(parts, configs, progress,
-                                           store_figures=args.store_figures)
+                                           store_figures=args.store_figures,
+                                           units=bool(args.golden))
     except (SynthesisError, SimulationError, RuntimeError) as error:
         print(f"{PROG}: qor failed: {error}", file=sys.stderr)
         return 1

@@ -18,11 +18,11 @@ def add_parser(commands):
                                + "; ".join(f"{k}: {d}" for k, (_, d) in UNIT_KINDS.items()))
     unit.add_argument("kind", metavar="KIND", help=f"one of {', '.join(UNIT_KINDS)}")
     unit.add_argument("--rate", type=int, default=None,
-                      help="records per bundle E, or root rate p of a tree (bitonic, mms, tree, "
-                           "reuse; default 4)")
+                      help="records per bundle E, or root rate p of a tree (bitonic, mms, "
+                           "flims, tree, reuse; default 4)")
     unit.add_argument("--stages", type=int, default=None,
-                      help="pipeline registers per network (bitonic, mms; default one per "
-                           "layer)")
+                      help="pipeline registers per network (bitonic, mms, flims; default one "
+                           "per layer)")
     unit.add_argument("--descending", action="store_true", help="descending order (cas, bitonic)")
     unit.add_argument("--leaves", type=int, default=None,
                       help="leaves per tree l (tree, reuse; default 16)")

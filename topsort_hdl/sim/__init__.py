@@ -7,7 +7,7 @@ code inside:
 
 - ``amaranth/``: harnesses run by Amaranth's Python simulator on the elaborated design
   (``stream_harness``, ``axi_memory``, ``axi_engine_harness``, ``axilite_master``) and the
-  benchmarks of ``topsort-hdl bench`` built on them (``bench_mms``, ``bench_tree``,
+  benchmarks of ``topsort-hdl bench`` built on them (``bench_merge_unit``, ``bench_tree``,
   ``bench_axi``);
 - ``cocotb/``: cocotb testbenches on the emitted Verilog, run in Icarus or Verilator
   (``cocotb_*``), and the helpers they share (``stream_driver``, ``axi_ram``);

@@ -1,14 +1,17 @@
 """Models of a merge-tree pass and of the phase-2 reuse tree, exact to the bundle.
 
-A tree is modelled as what it is built from: one :class:`MmsModel` per merge unit (each keeps
+A tree is modelled as what it is built from: one merge-unit model per merge unit
+(:class:`MmsModel` for MMS and the selector, :class:`FlimsModel` for FLiMS units; each keeps
 its own tie state between groups, as the hardware does) and couplers that pack two r-record
 bundles into one 2r-record bundle, padding a run's odd last bundle.
 """
 
+from ..core.golden.flims import FlimsModel
 from ..core.golden.mms import MmsModel
+from ..core.params import check_merge_unit
 from ..hardware.records import check_power_of_two, pad_key, pad_run, strip_pads, tree_record
 
-__all__ = ["couple", "tree_rates", "MergeTreeModel", "ReuseTreeModel"]
+__all__ = ["couple", "tree_rates", "unit_model", "MergeTreeModel", "ReuseTreeModel"]
 
 
 def tree_rates(rate, leaves):
@@ -28,12 +31,19 @@ def couple(bundles, padded):
     return [bundles[i] + bundles[i + 1] for i in range(0, len(bundles), 2)]
 
 
-class _UnitTree:
-    """A binary tree of MMS models over bundle sources, rates doubling toward the root."""
+def unit_model(kind, rate):
+    """The model of the merge unit a tree of ``kind`` units places at ``rate`` (MmsModel(1)
+    models the selector an MMS tree has at rate 1)."""
+    return FlimsModel(rate) if check_merge_unit(kind) == "flims" else MmsModel(rate)
 
-    def __init__(self, rates):
+
+class _UnitTree:
+    """A binary tree of merge-unit models over bundle sources, rates doubling toward the
+    root."""
+
+    def __init__(self, rates, kind):
         self.rates = rates
-        self.units = {(level, index): MmsModel(rate) for level, rate in enumerate(rates)
+        self.units = {(level, index): unit_model(kind, rate) for level, rate in enumerate(rates)
                       for index in range(1 << level)}
 
     def merge(self, sources, padded, level=0, index=0):
@@ -59,15 +69,17 @@ class MergeTreeModel:
         Root rate p.
     leaves : int
         Number of leaves l.
+    merge_unit : str
+        The kind of merge unit above rate 1, as the tree's.
     """
 
-    def __init__(self, record, rate, leaves):
+    def __init__(self, record, rate, leaves, merge_unit="mms"):
         check_power_of_two("rate", rate)
         check_power_of_two("leaves", leaves)
         self.padded = tree_record(record)
         self.rate = rate
         self.leaves = leaves
-        self._tree = _UnitTree(tree_rates(rate, leaves))
+        self._tree = _UnitTree(tree_rates(rate, leaves), merge_unit)
 
     @property
     def leaf_rate(self):
@@ -97,14 +109,14 @@ class ReuseTreeModel:
     their tie state) are the same in both modes, as the hardware is.
     """
 
-    def __init__(self, record, trees, rate, leaves):
+    def __init__(self, record, trees, rate, leaves, merge_unit="mms"):
         check_power_of_two("trees", trees, low=2)
-        self.trees = [MergeTreeModel(record, rate, leaves) for _ in range(trees)]
+        self.trees = [MergeTreeModel(record, rate, leaves, merge_unit) for _ in range(trees)]
         self.padded = self.trees[0].padded
         self.rate = rate
         self.leaves = leaves
         extra_rates = [rate * trees >> level for level in range(trees.bit_length() - 1)]
-        self._extra = _UnitTree(extra_rates)
+        self._extra = _UnitTree(extra_rates, merge_unit)
 
     def phase1(self, groups):
         """One group per tree; return each tree's root bundles."""

@@ -4,7 +4,7 @@ import inspect
 
 from ..hardware.axi import AxiParams, AxiReadEngine, AxiWriteEngine
 from ..hardware.block import hierarchical_verilog
-from ..hardware.merge import BitonicMerger, CompareSwap, MmsMergeUnit
+from ..hardware.merge import BitonicMerger, CompareSwap, FlimsMergeUnit, MmsMergeUnit
 from ..hardware.records import RecordLayout
 from ..hardware.tree import MergeTree, ReuseSwitch
 from ..hardware.tree.merge_tree import DEFAULT_LEAF_DEPTH
@@ -22,6 +22,10 @@ def _bitonic(record, *, rate, stages=None, descending=False, **_):
 
 def _mms(record, *, rate, stages=None, **_):
     return MmsMergeUnit(record, rate, network_stages=stages)
+
+
+def _flims(record, *, rate, stages=None, **_):
+    return FlimsMergeUnit(record, rate, network_stages=stages)
 
 
 def _tree(record, *, rate, leaves=16, leaf_depth=DEFAULT_LEAF_DEPTH, **_):
@@ -51,6 +55,7 @@ UNIT_KINDS = {
     "cas": (_cas, "compare-swap cell (combinational): a, b -> first, second"),
     "bitonic": (_bitonic, "bitonic merge of two sorted bundles: streams a, b -> o"),
     "mms": (_mms, "MMS streaming merge unit: run streams a, b -> o"),
+    "flims": (_flims, "FLiMS streaming merge unit (MMS's ports and contract): a, b -> o"),
     "tree": (_tree, "merge tree (p, l): leaf streams i[0..l-1] -> root o"),
     "reuse": (_reuse, "trees plus phase-2 units: leaves i[...], mode -> o[0..r-1] or wide"),
     "reader": (_reader, "AXI4 read engine: region commands cmd -> axi master, beats leaf[...]"),

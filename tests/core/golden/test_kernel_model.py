@@ -166,6 +166,9 @@ def test_config_presets_and_overrides():
         config_from("tiny", ["presort=2"])
     with pytest.raises(ValueError, match=r"presort needs rate 2 or more \(records per beat to "):
         config_from("tiny", ["rate=1"])
+    assert config_from("tiny", ["merge_unit=flims"]).merge_unit == "flims"
+    with pytest.raises(ValueError, match="merge_unit must be one of mms, flims, not 'bitonic'"):
+        config_from("tiny", ["merge_unit=bitonic"])
     assert KernelConfig().name == "custom"
 
 

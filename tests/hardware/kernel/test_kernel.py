@@ -131,6 +131,28 @@ def test_every_signal_defined_from_power_up(name, flags):
               env={"TOPSORT_CONFIG": name, "TOPSORT_MODE": "power_up"})
 
 
+@functools.cache
+def flims_bench():
+    """tiny's kernel with FLiMS merge units, built once per worker."""
+    case = f"kernel_tiny_flims_{WORKER}"
+    return build_bench([write_kernel(config_from("tiny", FLIMS), case)], "topsort", case)
+
+
+FLIMS = ["merge_unit=flims"]
+
+
+# tiny with FLiMS units: every workload back to back, every key type and order, the first job
+# after power-up past the third pass boundary and every signal defined from power-up, on one
+# build (each mode a simulation of its own).
+@pytest.mark.parametrize("mode, env", [
+    ("suite", {"TOPSORT_PAUSE": 0.2}), ("orders", {"TOPSORT_PAUSE": 0.2}),
+    ("first", {"TOPSORT_RECORDS": 130, "TOPSORT_PAUSE": 0.2}), ("power_up", {})])
+def test_tiny_kernel_with_flims_units(mode, env):
+    flims_bench().run("cocotb_kernel", {
+        "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(FLIMS), "TOPSORT_MODE": mode,
+        **env}, results=f"results_{mode}.xml")
+
+
 def test_tiny_kernel_in_icarus():
     case = "kernel_tiny_icarus"
     source = write_kernel(config_from("tiny"), case)

@@ -85,31 +85,36 @@ def check_tree(dut, model, groups, seed, gap, stall):
     return result
 
 
-@pytest.mark.parametrize("rate,leaves", [(1, 2), (2, 4), (4, 8), (1, 4), (4, 4)])
+@pytest.mark.parametrize("rate,leaves,kind", [(1, 2, "mms"), (2, 4, "mms"), (4, 8, "mms"),
+                                              (1, 4, "mms"), (4, 4, "mms"), (2, 4, "flims"),
+                                              (4, 8, "flims"), (4, 4, "flims")])
 @pytest.mark.parametrize("gap,stall", [(0.0, 0.0), (0.3, 0.4)])
-def test_tree_matches_model(rate, leaves, gap, stall):
+def test_tree_matches_model(rate, leaves, kind, gap, stall):
     rng = random.Random(f"tree-{rate}-{leaves}-{gap}")
     groups = [make_group(rng, leaves, rng.choice(GROUP_PATTERNS), max_records=24)
               for _ in range(8)]
     groups.append([[] for _ in range(leaves)])  # a group of empty runs
     groups.append([[(0, 1)] if i % 2 else [] for i in range(leaves)])
-    check_tree(MergeTree(RECORD, rate, leaves, leaf_depth=16),
-               MergeTreeModel(RECORD, rate, leaves), groups, 1, gap, stall)
+    check_tree(MergeTree(RECORD, rate, leaves, leaf_depth=16, merge_unit=kind),
+               MergeTreeModel(RECORD, rate, leaves, kind), groups, 1, gap, stall)
 
 
+@pytest.mark.parametrize("kind", ["mms", "flims"])
 @pytest.mark.parametrize("pattern", ["equal", "extremes", "figure7"])
-def test_tree_adversarial_keys(pattern):
+def test_tree_adversarial_keys(pattern, kind):
     rng = random.Random(pattern)
     groups = [make_group(rng, 8, pattern, max_records=20) for _ in range(5)]
-    check_tree(MergeTree(RECORD, 4, 8, leaf_depth=8), MergeTreeModel(RECORD, 4, 8), groups,
-               2, 0.2, 0.3)
+    check_tree(MergeTree(RECORD, 4, 8, leaf_depth=8, merge_unit=kind),
+               MergeTreeModel(RECORD, 4, 8, kind), groups, 2, 0.2, 0.3)
 
 
-@pytest.mark.parametrize("trees,rate,leaves", [(2, 1, 2), (2, 2, 4), (4, 1, 2)])
-def test_reuse_switch_both_modes_without_reset(trees, rate, leaves):
+@pytest.mark.parametrize("trees,rate,leaves,kind", [(2, 1, 2, "mms"), (2, 2, 4, "mms"),
+                                                    (4, 1, 2, "mms"), (2, 2, 4, "flims"),
+                                                    (4, 1, 2, "flims")])
+def test_reuse_switch_both_modes_without_reset(trees, rate, leaves, kind):
     rng = random.Random(trees * 100 + rate * 10 + leaves)
-    dut = ReuseSwitch(RECORD, trees, rate, leaves, leaf_depth=8)
-    model = ReuseTreeModel(RECORD, trees, rate, leaves)
+    dut = ReuseSwitch(RECORD, trees, rate, leaves, leaf_depth=8, merge_unit=kind)
+    model = ReuseTreeModel(RECORD, trees, rate, leaves, kind)
     leaf_bundle = BundleLayout(PADDED, model.trees[0].leaf_rate)
     narrow, wide = BundleLayout(PADDED, rate), BundleLayout(PADDED, trees * rate)
     jobs, expected = [], []
@@ -152,6 +157,8 @@ def test_reuse_switch_both_modes_without_reset(trees, rate, leaves):
     (lambda: ReuseSwitch(RECORD, 1, 2, 4), ValueError,
      "trees must be a power of two of at least 2, not 1"),
     (lambda: Coupler(RECORD, 3), ValueError, "rate must be a power of two, not 3"),
+    (lambda: ReuseSwitch(RECORD, 2, 2, 4, merge_unit="bms"), ValueError,
+     "merge_unit must be one of mms, flims, not 'bms'"),
 ])
 def test_tree_shape_errors(build, error, message):
     assert constructor_error(build) == (error, message)

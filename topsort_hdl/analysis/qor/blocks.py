@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ...hardware.block import verilog_instances, verilog_modules, verilog_subset
 from ...hardware.kernel.kernel import merge_record
-from ...hardware.merge import MmsMergeUnit, SelectMergeUnit
+from ...hardware.merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import tree_merge_unit
 from ...targets.kernel_verilog import kernel_verilog
@@ -63,7 +63,7 @@ class KernelParts:
 
 def merge_unit(config, rate):
     """The merge unit of ``config``'s trees at ``rate``, built as the trees build it."""
-    return tree_merge_unit(tree_record(merge_record(config)), rate)
+    return tree_merge_unit(tree_record(merge_record(config)), rate, kind=config.merge_unit)
 
 
 def _port_stages(config):
@@ -118,7 +118,7 @@ def kernel_parts(config, port_stages=None):
                        + cells["phase-2 extras"] + cells["control"] + cells["register slices"])
     parts = list(dict.fromkeys(paths[cell] for cell in cells["kernel"]))
     units = sorted((m for m, b in design.blocks.items()
-                    if isinstance(b, (MmsMergeUnit, SelectMergeUnit))),
+                    if isinstance(b, (FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit))),
                    key=lambda m: getattr(design.blocks[m], "rate", 1))
     names = _names(design, parts)
     names.update({m: f"merge_unit_{getattr(design.blocks[m], 'rate', 1)}" for m in units})

@@ -222,8 +222,9 @@ def pnr_blocks(config):
     for rate, leaves in ((config.rate, config.leaves),
                          (config.rate * config.reuse, config.leaves * config.reuse)):
         blocks.append(PnrBlock(f"tree_p{rate}_l{leaves}",
-                            lambda rate=rate, leaves=leaves: MergeTree(record, rate, leaves,
-                                                                       leaf_depth=LEAF_DEPTH),
+                            lambda rate=rate, leaves=leaves: MergeTree(
+                                record, rate, leaves, leaf_depth=LEAF_DEPTH,
+                                merge_unit=config.merge_unit),
                             f"merge tree, {leaves} leaves, {rate} records/cycle"))
     return blocks
 

@@ -75,14 +75,17 @@ def pnr_table(results, descriptions):
     return lines
 
 
-def run_pnr(progress=print):
-    """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration and the demo's
-    board build; return ``{name: PnrResult}`` and descriptions."""
+def run_pnr(progress=print, units=True):
+    """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration (with
+    ``units``, the FLiMS units beside them) and the demo's board build; return ``{name:
+    PnrResult}`` and descriptions."""
     from ...core.config import PRESETS
     from .pnr import BLOCK_SEEDS, DEMO_SEEDS, PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+    from .units import flims_pnr_blocks
 
     results, descriptions = {}, {}
-    for block in pnr_blocks(PRESETS["demo"]):
+    blocks = pnr_blocks(PRESETS["demo"]) + (flims_pnr_blocks(PRESETS["demo"]) if units else [])
+    for block in blocks:
         progress(f"place and route: {block.description}, {len(BLOCK_SEEDS)} placement seeds")
         results[block.name] = place_and_route(block.build(), block.name)
         descriptions[block.name] = block.description
@@ -108,10 +111,11 @@ def model_errors(config, rows):
     return out
 
 
-def run_qor(parts, resource_configs, progress=print, store_figures=False):
+def run_qor(parts, resource_configs, progress=print, store_figures=False, units=False):
     """Measure ``parts`` (resources of the configurations ``resource_configs``, their block
-    figures stored with the presets when ``store_figures``); return ``(figures, report lines,
-    model failures)``."""
+    figures stored with the presets when ``store_figures``, and with ``units`` those of the
+    merge units of every kind, :mod:`.units`); return ``(figures, report lines, model
+    failures)``."""
     from .measure import BENCHMARK_SORTS, measure_generator, measure_order_sorts, measure_sorts
 
     figures, lines, failures = {}, [], []
@@ -126,6 +130,13 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
 
                 path = store(config, estimate.groups)
                 lines += [f"stored the block figures of {config.name} in {path}", ""]
+        if units:
+            from .units import unit_figures
+
+            progress("synthesising the FLiMS merge units (cached ones are instant)")
+            flims, flims_lines = unit_figures(progress)
+            figures.update(flims)
+            lines += ["FLiMS merge units (Yosys xcup)", *flims_lines, ""]
     if "sorts" in parts:
         measured = [measure_sorts(name, progress) + (False,) for name in BENCHMARK_SORTS]
         measured.append(measure_order_sorts(progress) + (True,))
@@ -154,7 +165,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False):
                          f"{generated['peak_mb']} MB, {generated['verilog_mb']} MB of Verilog, "
                          f"{generated['modules']} distinct blocks")
     if "pnr" in parts:
-        results, descriptions = run_pnr(progress)
+        results, descriptions = run_pnr(progress, units)
         figures.update(pnr_figures(results))
         lines += [""] + pnr_table(results, descriptions)
     return figures, lines, failures

@@ -249,8 +249,8 @@ class TopSortKernel(wiring.Component):
             return keys
 
         reused = {t * group: t for t in range(reuse)}
-        switch = block("reuse", ReuseSwitch(merged, reuse, c.rate, leaves,
-                                            leaf_depth=LEAF_DEPTH))
+        switch = block("reuse", ReuseSwitch(merged, reuse, c.rate, leaves, leaf_depth=LEAF_DEPTH,
+                                            merge_unit=c.merge_unit))
         controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
@@ -283,8 +283,8 @@ class TopSortKernel(wiring.Component):
                 leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
                 root = switch.o[reused[i]]
             else:
-                tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves,
-                                                   leaf_depth=LEAF_DEPTH))
+                tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves, leaf_depth=LEAF_DEPTH,
+                                                   merge_unit=c.merge_unit))
                 leaf_ports, root = list(tree.i), tree.o
             for j in range(leaves):
                 feeder = block(f"feeder{i}_{j}", LeafFeeder(merged, p, COUNT_BITS))

@@ -11,7 +11,8 @@ from amaranth.utils import exact_log2
 
 from .bitonic import BitonicMergeNetwork
 from .cas import less_than
-from .lanes import BankedQueue
+from .credit import CreditCounter
+from .lanes import BankedQueue, LaneFIFO, stream_out
 from .unit import StreamMergeUnit
 
 __all__ = ["FlimsMergeUnit"]
@@ -79,9 +80,14 @@ class FlimsMergeUnit(StreamMergeUnit):
                         for t in range(e)] for side in "ab"}
         ahead = {side: [Signal(name=f"{side}_ahead{t}") for t in range(e)] for side in "ab"}
 
+        # The output FIFO, one lane per record (each lane's read enable stays local), and its
+        # credit counter: a step starts only with room for everything in flight.
+        m.submodules.credit = credit = CreditCounter(self._output_depth)
+        m.submodules.o_fifo = o_fifo = LaneFIFO(
+            width=self._bundle.size, depth=self._output_depth, lanes=e)
         result = Signal(self._bundle, name="result")
         result_valid = Signal(name="result_valid")
-        credit = self.output_queue(m, result, result_valid)
+        m.d.comb += credit.sub.eq(stream_out(m, o_fifo, self.o, result, result_valid))
         # A side can give its E smallest remaining records when every bank has a head, or
         # once its run's last bundle is being taken (bank 0 is the first to go ahead; the
         # rest of the run is in the banks already). All registers: one level of logic.

@@ -158,20 +158,21 @@ class LaneQueue(_Lanes):
 class BankedQueue(wiring.Component):
     """A queue of bundles of ``banks`` entries whose entries leave one bank at a time.
 
-    A bundle is written whole: entry t goes to bank t (its own memory, read asynchronously at
-    its own read pointer, so each bank's ``head`` follows its ``pop`` in the next cycle, with
-    no register of its own). Banks are popped in rank order, as a merge takes a sorted
-    bundle stream's records: the records popped in a cycle are the next ones after the last
-    popped, wrapping from bank ``banks - 1`` to bank 0. Then bank 0 always holds the fewest
-    entries and bank ``banks - 1`` the most, so two counters of registers say whether every
-    bank has a head (``ready``) and whether a bundle fits (``w_rdy``).
+    A bundle is written whole: entry t goes to bank t, a memory of its own with its own read
+    pointer and head register (its read port's, loaded as the head leaves or while it is
+    empty, so each bank's loop is its own). Banks are popped in rank order, as a merge takes
+    a sorted bundle stream's records: the records popped in a cycle are the next ones after
+    the last popped, wrapping from bank ``banks - 1`` to bank 0. Then bank 0 never holds more
+    entries than another bank and the last bank never fewer, and, as every bank is written
+    in the same cycles, a bank with a loaded head means every bank has one: ``ready`` is bank
+    0's head flag, ``w_rdy`` the last bank's room, both registers.
 
     Parameters
     ----------
     width : int
         Bits per entry.
     depth : int
-        Bundles the queue holds, at least 2.
+        Bundles the memories hold, at least 2 (the heads hold one more).
     banks : int
         Entries per bundle.
 
@@ -183,9 +184,9 @@ class BankedQueue(wiring.Component):
     w_rdy : Out(1)
         Write side, as for a FIFO.
     head : Out(width * banks)
-        Each bank's oldest entry; defined while that bank holds one.
+        Each bank's oldest entry (a register); defined while that bank holds one.
     ready : Out(1)
-        Every bank holds an entry (from registers).
+        Every bank's head is loaded (a register).
     pop : In(banks)
         Per bank: remove its head (in rank order, only while it holds one).
     """
@@ -214,21 +215,28 @@ class BankedQueue(wiring.Component):
         for bank in range(banks):
             lane = Memory(shape=width, depth=depth, init=[])
             m.submodules[f"bank{bank}"] = lane
-            w_port = lane.write_port()
-            r_port = lane.read_port(domain="comb")
+            w_port, r_port = lane.write_port(), lane.read_port()
             r_addr = Signal(range(depth), name=f"r_addr{bank}")
-            with m.If(self.pop[bank]):
+            waiting = Signal(range(depth + 1), name=f"waiting{bank}")    # in memory, not head
+            loaded = Signal(name=f"loaded{bank}")
+            moves = ~loaded | self.pop[bank]    # the head leaves, or there is none
+            load = Signal(name=f"load{bank}")
+            m.d.comb += load.eq(moves & (waiting != 0))
+            with m.If(load):
                 m.d.sync += r_addr.eq(advance(r_addr))
+            with m.If(moves):
+                m.d.sync += loaded.eq(waiting != 0)
+            m.d.sync += waiting.eq(waiting + write - load)
             m.d.comb += [
                 w_port.addr.eq(w_addr),
                 w_port.data.eq(self.w_data[bank * width:(bank + 1) * width]),
                 w_port.en.eq(write),
                 r_port.addr.eq(r_addr),
+                r_port.en.eq(load),
                 self.head[bank * width:(bank + 1) * width].eq(r_port.data),
             ]
-        # Entries in bank 0 (the fewest) and in the last bank (the most).
-        fewest, most = Signal(range(depth + 1)), Signal(range(depth + 1))
-        m.d.sync += [fewest.eq(fewest + write - self.pop[0]),
-                     most.eq(most + write - self.pop[banks - 1])]
-        m.d.comb += [self.ready.eq(fewest != 0), self.w_rdy.eq(most != depth)]
+            if bank == 0:
+                m.d.comb += self.ready.eq(loaded)
+            if bank == banks - 1:
+                m.d.comb += self.w_rdy.eq(waiting != depth)
         return m

@@ -5,6 +5,8 @@ from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
 from .bitonic import BitonicMergeNetwork, network_comparators
+from .credit import CreditCounter
+from .lanes import LaneFIFO, stream_out
 from .run_selector import RunSelector
 from .unit import StreamMergeUnit
 
@@ -89,9 +91,7 @@ class MmsMergeUnit(StreamMergeUnit):
                 m.d.sync += copy.eq(selector.a_popped[i])
         # Bundles in flight or in the output FIFO; the selector decides a cycle ahead, so it
         # is granted a take only if the FIFO has room whatever leaves this cycle.
-        result = Signal(self._bundle, name="result")
-        result_valid = Signal(name="result_valid")
-        credit = self.output_queue(m, result, result_valid)
+        m.submodules.credit = credit = CreditCounter(self._output_depth)
         take = selector.take
         flush_alone = flush_pending & ~selector.valid & credit.room
         emits = (take & (~first | flush_pending)) | flush_alone
@@ -100,6 +100,7 @@ class MmsMergeUnit(StreamMergeUnit):
         m.d.sync += flush_pending.eq(flush_pending_next)
         m.d.comb += [
             credit.add.eq(emits),
+            credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
             # Granted only with room, even for a run's first step, which emits nothing unless
             # it carries the previous flush: that step waits only while the FIFO is full, and
             # the grant stays two LUT levels from registers.
@@ -159,9 +160,13 @@ class MmsMergeUnit(StreamMergeUnit):
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o),
                      bms.a_excluded.eq(x_excluded), bms.b_excluded.eq(0)]
 
-        # Credit counting above guarantees the output FIFO room for every bundle that arrives.
-        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last),
-                     result_valid.eq(flags.emits)]
+        # Output FIFO: credit counting above guarantees room for every bundle that arrives.
+        # One lane per record keeps the FIFO's read enable local to each record's bits.
+        m.submodules.o_fifo = o_fifo = LaneFIFO(
+            width=self._bundle.size, depth=self._output_depth, lanes=e)
+        result = Signal(self._bundle)
+        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last)]
+        stream_out(m, o_fifo, self.o, result, flags.emits)
         return m
 
 

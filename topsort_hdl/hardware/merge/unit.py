@@ -1,4 +1,4 @@
-"""What the streaming merge units (MMS and FLiMS) share: ports, parameters, output credit."""
+"""What the streaming merge units (MMS and FLiMS) share: ports and parameters."""
 
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
@@ -12,8 +12,6 @@ from ..records import (
     check_power_of_two,
     check_range,
 )
-from .credit import CreditCounter
-from .lanes import LaneFIFO, stream_out
 from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH
 
 __all__ = ["StreamMergeUnit"]
@@ -105,14 +103,3 @@ class StreamMergeUnit(Block):
     @property
     def output_depth(self):
         return self._output_depth
-
-    def output_queue(self, m, result, emits):
-        """The output FIFO and its credit counter: ``result`` enters the FIFO ``emits`` (both
-        after the pipeline); returns the counter, whose ``add`` the caller drives with each
-        step that will produce a bundle and whose ``room`` or ``room_next`` grants them."""
-        m.submodules.credit = credit = CreditCounter(self._output_depth)
-        # One lane per record keeps the FIFO's read enable local to each record's bits.
-        m.submodules.o_fifo = o_fifo = LaneFIFO(
-            width=self._bundle.size, depth=self._output_depth, lanes=self._rate)
-        m.d.comb += credit.sub.eq(stream_out(m, o_fifo, self.o, result, emits))
-        return credit

@@ -30,8 +30,8 @@ DEFAULT_FIFO_DEPTH = 8
 class MergeTree(Block):
     """A binary tree of merge units with ``leaves`` leaves and ``rate`` records/cycle at the root.
 
-    Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS or FLiMS
-    units (``merge_unit``), and selector-only units at rate 1. A :class:`Coupler` sits
+    Level k (0 is the root) holds 2^k merge units of rate ``max(1, rate >> k)``: MMS units
+    and selector-only units at rate 1, or FLiMS units (``merge_unit``). A :class:`Coupler` sits
     wherever the rate doubles toward the root. Every leaf has an input buffer (a FIFO of
     ``leaf_depth`` bundles: small ones map to LUTRAM, burst-sized ones to block RAM). One
     *group* is one run on each leaf; the root emits the group's merged run with ``last`` on its
@@ -58,8 +58,7 @@ class MergeTree(Block):
         several bundles in a row from one side while the child feeding it produces at half
         that rate; these FIFOs absorb such bursts.
     merge_unit : str
-        ``"mms"`` (default) or ``"flims"`` (:data:`~topsort_hdl.core.params.MERGE_UNITS`): the
-        units above rate 1.
+        ``"mms"`` (default) or ``"flims"`` (:data:`~topsort_hdl.core.params.MERGE_UNITS`).
 
     Members
     -------
@@ -130,12 +129,14 @@ class MergeTree(Block):
 
 def tree_merge_unit(padded, rate, input_depth=DEFAULT_FIFO_DEPTH, kind="mms"):
     """The merge unit a tree of ``kind`` units places at ``rate`` for the tree record
-    ``padded``: the selector alone at rate 1, MMS or FLiMS above. Resource estimates build
-    their units with this too."""
+    ``padded``: MMS above rate 1 and the selector alone at rate 1, or FLiMS at every rate (its
+    rate-1 unit is smaller than the selector). Resource estimates build their units with this
+    too."""
+    if check_merge_unit(kind) == "flims":
+        return FlimsMergeUnit(padded, rate, input_depth=input_depth)
     if rate == 1:
         return SelectMergeUnit(padded, input_depth=input_depth)
-    unit = FlimsMergeUnit if check_merge_unit(kind) == "flims" else MmsMergeUnit
-    return unit(padded, rate, input_depth=input_depth)
+    return MmsMergeUnit(padded, rate, input_depth=input_depth)
 
 
 def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_DEPTH,

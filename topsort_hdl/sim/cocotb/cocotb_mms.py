@@ -1,7 +1,9 @@
-"""cocotb testbench for an emitted MMS merge unit, driving only the documented ports.
+"""cocotb testbench for an emitted streaming merge unit (MMS or FLiMS: one contract), driving
+only the documented ports.
 
-Parameters come from the environment: TOPSORT_RATE, TOPSORT_KEY_BITS, TOPSORT_VALUE_BITS,
-TOPSORT_SEED. Every output bundle is compared with the golden model, ``last`` included.
+Parameters come from the environment: TOPSORT_UNIT (``mms``, the default, or ``flims``),
+TOPSORT_RATE, TOPSORT_KEY_BITS, TOPSORT_VALUE_BITS, TOPSORT_SEED. Every output bundle is
+compared with the unit's golden model, ``last`` included.
 """
 
 import os
@@ -10,11 +12,13 @@ import random
 import cocotb
 
 from topsort_hdl.core.golden import MmsModel
+from topsort_hdl.core.golden.flims import FlimsModel
 from topsort_hdl.core.golden.workloads import KEY_PATTERNS, make_run_pair, make_runs
 from topsort_hdl.hardware.records import BundleLayout, RecordLayout
 
 from .stream_driver import reset, run_streams
 
+MODEL = {"mms": MmsModel, "flims": FlimsModel}[os.environ.get("TOPSORT_UNIT", "mms")]
 RATE = int(os.environ.get("TOPSORT_RATE", "4"))
 RECORD = RecordLayout(int(os.environ.get("TOPSORT_KEY_BITS", "32")),
                       int(os.environ.get("TOPSORT_VALUE_BITS", "32")))
@@ -54,7 +58,7 @@ async def random_runs_with_gaps_and_backpressure(dut):
     """Random runs of 1 to 40 bundles and one of hundreds, random input gaps and stalls."""
     _check_ports(dut)
     await reset(dut)
-    model = MmsModel(RATE)
+    model = MODEL(RATE)
     rng = random.Random(SEED)
     runs = make_runs(rng, RATE, 24, max_bundles=40, **LIMITS)
     long_keys = [rng.randint(0, RECORD.max_key) for _ in range(2 * 150 * RATE)]
@@ -81,7 +85,7 @@ def _split_run(keys, rng, a_bundles):
 async def adversarial_keys(dut):
     """All-equal keys, only 0 and all-ones, few keys, disjoint and twin inputs."""
     await reset(dut)
-    model = MmsModel(RATE)
+    model = MODEL(RATE)
     rng = random.Random(SEED + 1)
     for pattern in sorted(KEY_PATTERNS):
         runs = [make_run_pair(rng, RATE, pattern, max_bundles=10, **LIMITS)
@@ -93,7 +97,7 @@ async def adversarial_keys(dut):
 async def back_to_back_runs_at_full_rate(dut):
     """With no gaps and no backpressure, one bundle leaves every cycle, across run ends."""
     await reset(dut)
-    model = MmsModel(RATE)
+    model = MODEL(RATE)
     rng = random.Random(SEED + 2)
     runs = [make_run_pair(rng, RATE, "uniform", max_bundles=1, **LIMITS)
             for _ in range(24)]
