@@ -159,6 +159,34 @@ def merge_unit(figures, kind):
                                               ("comparators", "comparators")]))
 
 
+def units(figures, _=None):
+    """The merge units side by side: MMS (the u280 kernel's, the selector at E = 1) and
+    FLiMS, Yosys LUT, FF and levels, then nextpnr-ecp5 LUT4 and Fmax where both were built."""
+    mms, mms_levels = rows(figures, "resources.u280", 1), rows(figures, "levels.u280", 1)
+    flims, flims_levels = rows(figures, "resources.units", 1), rows(figures, "levels.units", 1)
+    ecp5 = rows(figures, "ecp5", 1)
+    fmax = {name.split(".", 1)[1]: entry for name, entry in figures.items()
+            if name.startswith("fmax_mhz.")}
+    body = []
+    for name in flims:
+        rate = int(name.rsplit("_e", 1)[1])
+        old, new = mms.get(f"merge_unit_{rate}", {}), flims[name]
+        share = (f"{new['luts']['value'] / old['luts']['value']:.1%}"
+                 if "luts" in old and "luts" in new else "")
+        pair = [f"merge_unit_{rate}", name]
+        body.append([str(rate), cell(old, "luts"), cell(new, "luts"), share,
+                     cell(old, "ff"), cell(new, "ff"),
+                     f"{cell(mms_levels.get(pair[0], {}), 'lut')} / "
+                     f"{cell(flims_levels.get(name, {}), 'lut')}",
+                     " / ".join(cell(ecp5.get(n, {}), "luts") for n in pair).strip(" /"),
+                     " / ".join(number(fmax[n]["value"]) for n in pair if n in fmax)])
+    return markdown(["E", "MMS LUT", "FLiMS LUT", "FLiMS/MMS", "MMS FF", "FLiMS FF",
+                     "LUT levels MMS / FLiMS", "ECP5 LUT4 MMS / FLiMS",
+                     "ECP5 Fmax MMS / FLiMS (MHz)"], body,
+                    bands_of(flims.values(), [("luts", "LUT")])
+                    + bands_of(flims_levels.values(), [("lut", "levels")]))
+
+
 def tree(figures, _=None):
     shapes = rows(figures, "tree", 2)
     body = []
@@ -187,7 +215,8 @@ def axi(figures, _=None):
 
 TABLES = {"resources": resources, "sorts": sorts, "generator": generator, "pnr": pnr,
           "mms": lambda figures, _=None: merge_unit(figures, "mms"),
-          "flims": lambda figures, _=None: merge_unit(figures, "flims"), "tree": tree, "axi": axi}
+          "flims": lambda figures, _=None: merge_unit(figures, "flims"), "units": units,
+          "tree": tree, "axi": axi}
 
 
 def render(text, root=ROOT):

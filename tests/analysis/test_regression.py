@@ -189,6 +189,17 @@ def test_bench_golden_update_check_and_refusal(tmp_path):
     assert out.returncode == 2 and "--update needs --golden" in out.stderr
 
 
+def test_bench_flims_measures_the_flims_unit(tmp_path):
+    golden = tmp_path / "flims.json"
+    out = run_cli("bench", "flims", "--rate", "2", "--golden", str(golden), "--update")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("flims E=2 ")
+    figures = load(golden)
+    assert figures["flims.rate=2.records_per_cycle"]["value"] == 2.0
+    assert figures["flims.rate=2.comparators"]["value"] == 3
+    assert figures["flims.rate=2.short_bubbles"]["value"] == 0
+
+
 def test_the_docs_state_the_one_policy():
     text = " ".join(POLICY_PAGE.read_text().split())
     assert "better than golden" in text.lower()

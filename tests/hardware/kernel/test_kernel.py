@@ -205,11 +205,13 @@ def test_tiny_kernel_with_port_register_stages():
                    "TOPSORT_RECORDS": 700})
 
 
-@pytest.mark.parametrize("name", ["tiny", pytest.param("small", marks=pytest.mark.slow),
-                                  pytest.param("u280", marks=pytest.mark.slow)])
-def test_kernel_verilator_lint_is_clean(name):
+@pytest.mark.parametrize("name, overrides", [
+    ("tiny", ()), ("tiny", tuple(FLIMS)), pytest.param("small", (), marks=pytest.mark.slow),
+    pytest.param("u280", (), marks=pytest.mark.slow)])
+def test_kernel_verilator_lint_is_clean(name, overrides):
     # small and u280: a minute or more each to generate and lint, so under `slow`; u280 gets
     # its floorplan's port stages, tiny some too (the simulation board has no floorplan).
     stages = (2, 0, 4, 1) if name == "tiny" else None
-    source = write_kernel(config_from(name), f"kernel_{name}_lint", port_stages=stages)
+    case = f"kernel_{name}{'_flims' if overrides else ''}_lint"
+    source = write_kernel(config_from(name, overrides), case, port_stages=stages)
     verilator_lint([source], "topsort")
