@@ -153,6 +153,19 @@ def test_tiny_kernel_with_flims_units(mode, env):
         **env}, results=f"results_{mode}.xml")
 
 
+# The other record widths with FLiMS units, every key type and order (under `slow`: the units
+# take any record layout, which the unit tests cover at 8-bit keys and the trees at 33 bits).
+@pytest.mark.slow
+@pytest.mark.parametrize("key_bits, value_bits", [(32, 0), (64, 64)])
+def test_flims_kernel_sorts_every_record_width(key_bits, value_bits):
+    overrides = [*FLIMS, f"key_bits={key_bits}", f"value_bits={value_bits}"]
+    case = f"kernel_tiny_flims_k{key_bits}_v{value_bits}_{WORKER}"
+    bench = build_bench([write_kernel(config_from("tiny", overrides), case)], "topsort", case)
+    bench.run("cocotb_kernel", {
+        "TOPSORT_CONFIG": "tiny", "TOPSORT_SET": json.dumps(overrides), "TOPSORT_MODE": "orders",
+        "TOPSORT_PAUSE": 0.2}, results="results_orders.xml")
+
+
 def test_tiny_kernel_in_icarus():
     case = "kernel_tiny_icarus"
     source = write_kernel(config_from("tiny"), case)
