@@ -21,10 +21,20 @@ PBLOCKS = ("pblock_dynamic_SLR0", "pblock_dynamic_SLR1", "pblock_dynamic_SLR2")
 def test_one_file_per_board():
     names = {path.stem for path in BOARD_DIR.glob("*.toml")}
     assert names == set(load_boards(BOARD_DIR)) == set(HBM_BOARDS) | set(DEMO_BOARDS)
-    assert names == {"u280", "u55c", "sim", "onchip", "ulx3s-85f", "ecp5-5g-evn"}
+    assert names == {"u280", "u55c", "u50", "sim", "onchip", "ulx3s-85f", "ecp5-5g-evn"}
     # The checkout's files are the ones the package reads (an editable install).
     assert {Path(str(entry)).resolve() for entry in board_files()} == \
         {path.resolve() for path in BOARD_DIR.glob("*.toml")}
+
+
+def test_u50_figures():
+    # The U280's HBM on a two-die device, its HBM clocked lower (316 GB/s in all).
+    u50 = HBM_BOARDS["u50"]
+    assert (u50.channels, u50.channel_bytes, u50.hbm_slr) == (32, 256 << 20, 0)
+    assert u50.channels * u50.channel_gbps == 316
+    assert len(u50.slrs) == 2 and u50.part == "xcu50-fsvh2104-2-e"
+    assert [shell.pblocks for shell in u50.vitis] == [("pblock_dynamic_SLR0",
+                                                        "pblock_dynamic_SLR1")]
 
 
 def test_u280_figures():
@@ -59,7 +69,7 @@ def test_other_boards_figures():
     assert HBM_BOARDS["onchip"] == HbmBoard(
         "onchip", "on-chip block RAM of an ECP5 board: 4 channels of 8 KB", channels=4,
         channel_bytes=8 << 10, channel_gbps=0.4, channel_gbps_measured=0.4, clock_hz=25_000_000)
-    assert list(HBM_BOARDS) == ["u280", "u55c", "sim", "onchip"]
+    assert list(HBM_BOARDS) == ["u280", "u55c", "u50", "sim", "onchip"]
     assert list(BOARDS) == list(DEMO_BOARDS) == ["ulx3s-85f", "ecp5-5g-evn"]
     assert BOARDS["ulx3s-85f"] == BOARDS["ulx3s-85f"].__class__(
         "ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform",

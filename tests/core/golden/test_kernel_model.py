@@ -142,7 +142,7 @@ def test_split_records():
     (["frequency=3"], "--set takes KEY=VALUE with KEY one of board, trees"),
     (["trees"], "--set takes KEY=VALUE"),
     (["trees=many"], "trees must be an integer, not 'many'"),
-    (["board=vu9p"], "board must be one of u280, u55c, sim, onchip, not 'vu9p'"),
+    (["board=vu9p"], "board must be one of u280, u55c, u50, sim, onchip, not 'vu9p'"),
 ])
 def test_config_errors(overrides, message):
     with pytest.raises(ValueError, match=message):
