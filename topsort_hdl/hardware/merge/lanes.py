@@ -165,7 +165,8 @@ class BankedQueue(wiring.Component):
     the last popped, wrapping from bank ``banks - 1`` to bank 0. Then bank 0 never holds more
     entries than another bank and the last bank never fewer, and, as every bank is written
     in the same cycles, a bank with a loaded head means every bank has one: ``ready`` is bank
-    0's head flag, ``w_rdy`` the last bank's room, both registers.
+    0's head flag, ``w_rdy`` the last bank's room, both registers (so a producer's ready path
+    starts at a flip-flop).
 
     Parameters
     ----------
@@ -238,5 +239,9 @@ class BankedQueue(wiring.Component):
             if bank == 0:
                 m.d.comb += self.ready.eq(loaded)
             if bank == banks - 1:
-                m.d.comb += self.w_rdy.eq(waiting != depth)
+                # Room, a register: after a load there is room whatever is written; otherwise
+                # unless this write fills the memory. (The load, the latest signal, comes last.)
+                room = Signal(init=1)
+                m.d.sync += room.eq(load | Mux(write, waiting != depth - 1, waiting != depth))
+                m.d.comb += self.w_rdy.eq(room)
         return m
