@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import ClockSignal, Instance, ResetSignal, Value
+from amaranth.hdl import ClockSignal, Fragment, Instance, ResetSignal, Value
 from amaranth.lib import wiring
 
 __all__ = ["Block", "HierarchicalDesign", "hierarchical_verilog", "module_name",
-           "verilog_modules", "verilog_instances", "verilog_subset"]
+           "BlockCensus", "block_census", "block_verilog", "verilog_modules",
+           "verilog_instances", "verilog_subset"]
 
 # The converter in force while a design is being converted (None: blocks elaborate as usual).
 _CONVERTER = contextvars.ContextVar("topsort_block_converter", default=None)
@@ -340,6 +341,84 @@ def hierarchical_verilog(elaboratable, name, ports=None):
         _CONVERTER.reset(token)
     modules = {name: identity for identity, (name, _) in converter.modules.items()}
     return HierarchicalDesign(writer.text(), modules, converter.blocks, converter.instances)
+
+
+@dataclass(frozen=True)
+class BlockCensus:
+    """The blocks of a design without converting it (:func:`block_census`): ``cells`` (path
+    -> module name, paths joined with ``/`` as :func:`verilog_instances` gives them) and
+    ``blocks`` (module name -> the block it stands for)."""
+
+    cells: dict
+    blocks: dict
+
+
+class _Census:
+    """A converter that only records: each block met becomes an empty instance of its module."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.current = []
+        self.blocks = {}
+
+    def shares(self, block):
+        return block.block_identity is not None and not (
+            self.current and self.current[-1] is block)
+
+    def instance(self, block):
+        name = module_name(block, self.prefix)
+        self.blocks.setdefault(name, block)
+        return Instance(name)
+
+
+def block_census(elaboratable, prefix, descend=lambda block: False):
+    """Every :class:`Block` instance in ``elaboratable`` as :func:`hierarchical_verilog` with
+    top ``prefix`` would emit it, found by elaborating the design with blocks left as empty
+    instances: a second or two where converting takes a minute. Blocks for which ``descend``
+    is true are elaborated too, so that the blocks inside them are counted (with their
+    paths); the others are leaves. A :class:`BlockCensus`."""
+    census = _Census(prefix)
+    cells = {}
+
+    def walk(fragment, path):
+        for index, (child, name, _) in enumerate(fragment.subfragments):
+            here = f"{path}{name if name is not None else f'U${index}'}"
+            if isinstance(child, Instance):
+                if child.type in census.blocks:
+                    cells[here] = child.type
+                    block = census.blocks[child.type]
+                    if descend(block):
+                        census.current.append(block)
+                        try:
+                            walk(Fragment.get(block, None), f"{here}/")
+                        finally:
+                            census.current.pop()
+            else:
+                walk(child, f"{here}/")
+
+    token = _CONVERTER.set(census)
+    try:
+        walk(Fragment.get(elaboratable, None), "")
+    finally:
+        _CONVERTER.reset(token)
+    return BlockCensus(cells, dict(census.blocks))
+
+
+def block_verilog(block, prefix):
+    """The Verilog of ``block`` and every module under it, exactly as
+    :func:`hierarchical_verilog` with top ``prefix`` writes them into a design that holds it
+    (:func:`verilog_subset` of that design at its module)."""
+    writer = _BackgroundWriter()
+    converter = _Converter(prefix, writer)
+    token = _CONVERTER.set(converter)
+    try:
+        converter.instance(block)
+    except BaseException:
+        writer.close()
+        raise
+    finally:
+        _CONVERTER.reset(token)
+    return verilog_subset(verilog_modules(writer.text()), module_name(block, prefix))
 
 
 _MODULE = re.compile(r"^module (\\\S+ |\w+)\(", re.MULTILINE)

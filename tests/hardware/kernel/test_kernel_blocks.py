@@ -12,7 +12,7 @@ from topsort_hdl.core.config import PRESETS
 from topsort_hdl.core.plan import leaf_regions, tree_plan
 from topsort_hdl.hardware.axi import AxiParams, BeatLayout
 from topsort_hdl.hardware.kernel import packer
-from topsort_hdl.hardware.kernel.controller import TreeController
+from topsort_hdl.hardware.kernel.controller import ControllerShape, TreeController
 from topsort_hdl.hardware.kernel.feeder import LeafFeeder, feeder_command_layout
 from topsort_hdl.hardware.kernel.packer import RootPacker, packer_command_layout
 from topsort_hdl.hardware.records import BundleLayout, RecordLayout, pad_key, pad_run, tree_record
@@ -401,7 +401,7 @@ def controller_passes(config, records, halves, rng):
     commands at random and ``writer_done`` pulsing a random while after a pass's last leaf
     command. Returns per pass ``{"writer", "packer", "feeder", "reader"}`` (the commands as
     plain tuples) and the final ``(half, run_log2)``."""
-    dut = TreeController(config)
+    dut = TreeController(ControllerShape.of(config))
     leaves = config.leaves
     passes, final = [], []
 

@@ -19,21 +19,29 @@ cells:
 The glue above the parts (the kernel's job FSM and argument checks, the reuse switch's
 multiplexers) is not counted: a few hundred LUTs at most. Each merge unit rate is reported too
 (``merge_unit_<rate>``: inside the trees, not added again).
+
+The parts are found without converting the kernel (:func:`kernel_bill`, a census of its
+blocks: about 2 s for ``u280`` where converting it takes a minute), and each part's Verilog is
+the text the whole kernel's emission holds for it (:func:`~topsort_hdl.hardware.block.
+block_verilog`; a test compares them), so the estimate still synthesises what ``generate``
+writes and its cache serves both.
 """
 
 import fnmatch
 from dataclasses import dataclass
 
-from ...hardware.block import verilog_instances, verilog_modules, verilog_subset
-from ...hardware.kernel.kernel import merge_record
+from ...hardware.block import block_census, block_verilog
+from ...hardware.kernel.kernel import TopSortKernel, merge_record
 from ...hardware.merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ...hardware.records import tree_record
-from ...hardware.tree.merge_tree import tree_merge_unit
-from ...targets.kernel_verilog import kernel_verilog
+from ...hardware.tree.merge_tree import MergeTree, tree_merge_unit
+from ...hardware.tree.reuse import ReuseSwitch
+from ...targets.kernel_verilog import TOP_NAME
 
-__all__ = ["DesignBlock", "KernelParts", "kernel_parts", "compose", "merge_unit", "GROUPS"]
+__all__ = ["DesignBlock", "KernelBill", "kernel_bill", "KernelParts", "kernel_parts", "compose",
+           "merge_unit", "GROUPS"]
 
-TOP = "topsort"
+TOP = TOP_NAME      # (module names carry the top's name: the same as generate's)
 GROUPS = ("phase-1 tree", "reused tree", "phase-2 extras", "control", "register slices")
 
 
@@ -46,6 +54,20 @@ class DesignBlock:
     module: str
     verilog: str
     description: str
+
+
+@dataclass(frozen=True)
+class KernelBill:
+    """The kernel of ``config`` as the estimate counts it, before any conversion: ``blocks``
+    (name -> the :class:`~topsort_hdl.hardware.block.Block`: every part, then with ``units``
+    every merge unit rate), ``modules`` (name -> its Verilog module), the cells of each group
+    (``groups``: group -> [block name per cell]) and the ``port_stages``."""
+
+    config: object
+    blocks: dict
+    modules: dict
+    groups: dict
+    port_stages: tuple
 
 
 @dataclass(frozen=True)
@@ -78,9 +100,10 @@ def _describe(block):
     return f"{block.module_tag()}: {summary[0].lower()}{summary[1:]}"
 
 
-def _names(design, modules):
-    """A short name per module: its tag, or the module name where two modules share one."""
-    tags = {module: design.blocks[module].module_tag() for module in modules}
+def _names(blocks, modules):
+    """A short name per module (``blocks``: module -> block): its tag, or the module name where
+    two modules share one."""
+    tags = {module: blocks[module].module_tag() for module in modules}
     shared = {tag for tag in tags.values() if list(tags.values()).count(tag) > 1}
     return {module: module.removeprefix(f"{TOP}_") if tag in shared else tag
             for module, tag in tags.items()}
@@ -93,17 +116,20 @@ def _part(path, pattern):
     return path.rsplit("/", 1)[0] == parent and fnmatch.fnmatchcase(path, pattern)
 
 
-def kernel_parts(config, port_stages=None):
-    """Emit ``config``'s kernel (``port_stages`` as :func:`generate` would give it, by default
-    its floorplan's) and split it into its parts; a :class:`KernelParts`."""
+def kernel_bill(config, port_stages=None, units=False):
+    """``config``'s kernel (``port_stages`` as :func:`generate` would give it, by default its
+    floorplan's) as a :class:`KernelBill`, from a census of its blocks; with ``units``, the
+    merge units inside its trees too."""
+    from ...targets.vitis.floorplan import CONTROL_CELL, PHASE2_CELLS, tree_cells
+
     c = config
     if port_stages is None:
         port_stages = _port_stages(c)
-    from ...targets.vitis.floorplan import CONTROL_CELL, PHASE2_CELLS, tree_cells
-
-    design, _ = kernel_verilog(c, TOP, port_stages)
-    paths = verilog_instances(design.text, TOP)
-    modules = verilog_modules(design.text)
+    inside = (ReuseSwitch, MergeTree) if units else (ReuseSwitch,)
+    census = block_census(TopSortKernel(c, port_stages), TOP,
+                          descend=lambda block: isinstance(block, inside))
+    # (generate's top holds the kernel as its cell "kernel")
+    paths = {f"kernel/{path}": module for path, module in census.cells.items()}
     reused = set(c.reused_trees)
     phase1 = next(t for t in range(c.trees) if t not in reused)
     cells = {
@@ -117,17 +143,27 @@ def kernel_parts(config, port_stages=None):
     cells["kernel"] = ([cell for t in range(c.trees) for cell in tree_cells(c, t)]
                        + cells["phase-2 extras"] + cells["control"] + cells["register slices"])
     parts = list(dict.fromkeys(paths[cell] for cell in cells["kernel"]))
-    units = sorted((m for m, b in design.blocks.items()
-                    if isinstance(b, (FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit))),
-                   key=lambda m: getattr(design.blocks[m], "rate", 1))
-    names = _names(design, parts)
-    names.update({m: f"merge_unit_{getattr(design.blocks[m], 'rate', 1)}" for m in units})
-    blocks = {names[m]: DesignBlock(names[m], m, verilog_subset(modules, m),
-                                    _describe(design.blocks[m]))
-              for m in dict.fromkeys(parts + units)}
+    found = census.blocks
+    unit_modules = sorted((m for m, b in found.items()
+                           if isinstance(b, (FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit))),
+                          key=lambda m: getattr(found[m], "rate", 1)) if units else []
+    names = _names(found, parts)
+    names.update({m: f"merge_unit_{getattr(found[m], 'rate', 1)}" for m in unit_modules})
+    chosen = list(dict.fromkeys(parts + unit_modules))
     groups = {group: [names[paths[cell]] for cell in group_cells]
               for group, group_cells in cells.items()}
-    return KernelParts(c, blocks, groups, tuple(port_stages))
+    return KernelBill(c, {names[m]: found[m] for m in chosen}, {names[m]: m for m in chosen},
+                      groups, tuple(port_stages))
+
+
+def kernel_parts(config, port_stages=None):
+    """:func:`kernel_bill` with every merge unit rate and each block's Verilog: a
+    :class:`KernelParts`."""
+    bill = kernel_bill(config, port_stages, units=True)
+    blocks = {name: DesignBlock(name, bill.modules[name], block_verilog(block, TOP),
+                                _describe(block))
+              for name, block in bill.blocks.items()}
+    return KernelParts(config, blocks, bill.groups, bill.port_stages)
 
 
 def compose(groups, usage):

@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +33,9 @@ from amaranth.back import verilog
 from ...core.block_figures import Utilization
 from .levels import Levels, LevelsError, netlist_levels
 
-__all__ = ["Utilization", "SynthesisResult", "synthesize", "cell_utilization", "SynthesisError",
-           "CACHE_DIR", "CACHE_VERSION"]
+__all__ = ["Utilization", "SynthesisResult", "synthesize", "design_key", "cached_result",
+           "run_yosys", "store_result", "cell_utilization", "SynthesisError", "CACHE_DIR",
+           "CACHE_VERSION"]
 
 
 def _cache_dir():
@@ -117,24 +119,38 @@ class SynthesisResult:
     levels: Levels = None
 
 
-def synthesize(component, top="block", cache_dir=None):
-    """Synthesise an Amaranth component (or Verilog text) for xcup; return a
-    :class:`SynthesisResult`."""
-    os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
-    text = component if isinstance(component, str) else \
-        verilog.convert(component, name=top, emit_src=False)
-    files = dict(verilog="design.v", top=top, stat="stat.json", netlist="netlist.json")
-    script = SCRIPT.format(**files, extra="")
-    digest = hashlib.sha256("\0".join([text, script, _version(), str(CACHE_VERSION)])
-                            .encode()).hexdigest()[:20]
-    cache = Path(cache_dir or CACHE_DIR)
-    entry = cache / f"{digest}.json"
-    if entry.exists():
-        saved = json.loads(entry.read_text())
-        return SynthesisResult(Utilization(**saved["utilization"]), saved["seconds"], True,
-                               digest, Levels.from_dict(saved["levels"]))
-    work = cache / "work" / digest
+def design_key(text, top):
+    """The cache key of a block's Verilog ``text`` with top module ``top``: its hash with the
+    script's, Yosys' version and :data:`CACHE_VERSION`."""
+    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json",
+                           netlist="netlist.json", extra="")
+    return hashlib.sha256("\0".join([text, script, _version(), str(CACHE_VERSION)])
+                          .encode()).hexdigest()[:20]
+
+
+def _result(entry, cached, digest):
+    return SynthesisResult(Utilization(**entry["utilization"]), entry["seconds"], cached,
+                           digest, Levels.from_dict(entry["levels"]))
+
+
+def cached_result(digest, cache_dir=None):
+    """The cached :class:`SynthesisResult` of design key ``digest``, or None."""
+    entry = Path(cache_dir or CACHE_DIR) / f"{digest}.json"
+    if not entry.exists():
+        return None
+    return _result(json.loads(entry.read_text()), True, digest)
+
+
+def run_yosys(text, top, work=None):
+    """Synthesise Verilog ``text`` (top module ``top``) in directory ``work`` (a temporary one
+    by default) and return the cache entry: a plain dict (what a worker of another machine
+    sends back). Uses no cache: the caller keeps one."""
+    if work is None:
+        with tempfile.TemporaryDirectory(dir=Path.home()) as scratch:
+            return run_yosys(text, top, scratch)
+    work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
+    files = dict(verilog="design.v", top=top, stat="stat.json", netlist="netlist.json")
     (work / "design.v").write_text(text)
     start = time.perf_counter()
     for extra in ("", FALLBACK):
@@ -155,8 +171,29 @@ def synthesize(component, top="block", cache_dir=None):
     except LevelsError as error:
         raise SynthesisError(f"counting the levels of {top} (netlist in {work}): {error}") \
             from None
-    entry.write_text(json.dumps({"utilization": usage.as_dict(), "levels": levels.as_dict(),
-                                 "seconds": seconds, "top": top, "script": used}, indent=1)
-                     + "\n")
+    return {"utilization": usage.as_dict(), "levels": levels.as_dict(), "seconds": seconds,
+            "top": top, "script": used}
+
+
+def store_result(digest, entry, cache_dir=None):
+    """Keep ``entry`` (from :func:`run_yosys`) as design key ``digest``'s; its result."""
+    cache = Path(cache_dir or CACHE_DIR)
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / f"{digest}.json").write_text(json.dumps(entry, indent=1) + "\n")
+    return _result(entry, False, digest)
+
+
+def synthesize(component, top="block", cache_dir=None):
+    """Synthesise an Amaranth component (or Verilog text) for xcup; return a
+    :class:`SynthesisResult`."""
+    os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
+    text = component if isinstance(component, str) else \
+        verilog.convert(component, name=top, emit_src=False)
+    digest = design_key(text, top)
+    found = cached_result(digest, cache_dir)
+    if found is not None:
+        return found
+    work = Path(cache_dir or CACHE_DIR) / "work" / digest
+    entry = run_yosys(text, top, work)
     shutil.rmtree(work, ignore_errors=True)
-    return SynthesisResult(usage, seconds, False, digest, levels)
+    return store_result(digest, entry, cache_dir)

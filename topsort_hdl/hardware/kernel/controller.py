@@ -5,6 +5,8 @@ passes follows from the record count (the host never computes passes), the last 
 to leave at most F runs, and each pass ping-pongs between the tree's two channels.
 """
 
+from dataclasses import dataclass
+
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
@@ -16,7 +18,28 @@ from ..block import Block
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
 
-__all__ = ["TreeController"]
+__all__ = ["TreeController", "ControllerShape"]
+
+
+@dataclass(frozen=True)
+class ControllerShape:
+    """What a tree controller's hardware follows from: the parts of a configuration it reads.
+    (A block is identified by its arguments: a whole configuration would make controllers
+    that differ only in, say, their clock or name distinct modules.)"""
+
+    axi: object             # AxiParams
+    length_bits: int
+    rate: int
+    leaves: int
+    runs_per_tree: int      # F
+    group: int              # S
+    presort: int
+    record_bytes: int
+
+    @classmethod
+    def of(cls, config):
+        return cls(config.axi, config.length_bits, config.rate, config.leaves,
+                   config.runs_per_tree, config.group, config.presort, config.record_bytes)
 
 
 def writer_command_layout(params, ports, slots, length_bits):
@@ -31,7 +54,7 @@ class TreeController(Block):
 
     Phase 1 (``start`` pulse, with ``records`` and ``halves`` steady: the byte addresses of the
     tree's two buffer halves, its records at the start of half 0): passes until the tree holds
-    at most ``config.runs_per_tree`` runs; then ``done`` rises and ``half`` and ``run_log2``
+    at most ``shape.runs_per_tree`` runs; then ``done`` rises and ``half`` and ``run_log2``
     tell where the runs are and how long. Phase 2 (``start2`` pulse, reused trees only):
     point leaf j at run ``j % F`` of group tree ``j // F`` (described by the ``group_*``
     inputs); ``done2`` rises when every leaf command is out.
@@ -46,8 +69,8 @@ class TreeController(Block):
     def module_tag(self):
         return "tree_controller_reused" if self.reused else "tree_controller"
 
-    def __init__(self, config, *, reused=False):
-        self.config = config
+    def __init__(self, shape, *, reused=False):
+        config = self.shape = shape
         self.reused = reused
         p = config.axi
         length_bits = self.length_bits = config.length_bits
@@ -81,7 +104,7 @@ class TreeController(Block):
 
     def elaborate(self, platform):
         m = Module()
-        c = self.config
+        c = self.shape
         leaves, final = c.leaves, c.runs_per_tree
         leaf_bits, final_bits = exact_log2(leaves), exact_log2(final)
         record_bits = exact_log2(c.record_bytes)
@@ -318,7 +341,7 @@ class TreeController(Block):
             with m.If(per_run[bit]):
                 m.d.comb += encoded.eq(bit + 1)
 
-        # Presort (config.presort): a tree starts from runs of a beat, each sorted by the read
+        # Presort (shape.presort): a tree starts from runs of a beat, each sorted by the read
         # engine as pass 1 reads it, when that saves a pass (see plan.tree_plan): when the
         # reach of its passes from runs of a beat, F * l**k >= ceil(records / rate), is below
         # the record count. Otherwise (the same passes, and a last pass at least as wide

@@ -39,7 +39,7 @@ from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..records import RecordLayout
 from ..tree import MergeTree, ReuseSwitch
 from .arguments import argument_checks
-from .controller import TreeController
+from .controller import ControllerShape, TreeController
 from .feeder import LeafFeeder
 from .key_order import KEY_ORDER_CONTROL, KeyOrderBeat, decode_key_order
 from .packer import RootPacker
@@ -270,7 +270,7 @@ class TopSortKernel(wiring.Component):
                                     batch_bytes=c.batch_bytes,
                                     max_outstanding=c.write_outstanding, length_bits=c.length_bits)
             packer = RootPacker(merged, c.rate, COUNT_BITS)
-            control = TreeController(c, reused=i in reused)
+            control = TreeController(ControllerShape.of(c), reused=i in reused)
             block(f"reader{i}", reader)
             block(f"writer{i}", writer)
             block(f"packer{i}", packer)
