@@ -3,14 +3,15 @@
 
 import sys
 
-from . import bench, bitstream, configs, generate, model, qor, sort, unit
+from . import bench, bitstream, configs, explore, generate, model, qor, sort, unit
 from .options import PROG, Parser, UsageError
 
 __all__ = ["main", "parser"]
 
 # In the order `topsort-hdl --help` lists them.
 COMMANDS = {"configs": configs, "generate": generate, "sort": sort, "unit": unit,
-            "bench": bench, "model": model, "qor": qor, "bitstream": bitstream}
+            "bench": bench, "model": model, "explore": explore, "qor": qor,
+            "bitstream": bitstream}
 
 
 def version():

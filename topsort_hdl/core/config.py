@@ -1,7 +1,10 @@
 """Kernel configurations: the named presets and every parameter derived from them."""
 
 import dataclasses
+import os
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 from .axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
 from .boards import HBM_BOARDS
@@ -14,8 +17,8 @@ from .params import (
 )
 from .tree_shape import MAX_LEAVES
 
-__all__ = ["KernelConfig", "PRESETS", "config_from", "KEY_BITS", "RECORD_BITS", "EQUAL_KEYS",
-           "COUNT_BITS"]
+__all__ = ["KernelConfig", "PRESETS", "config_from", "saved_presets", "presets_dir", "KEY_BITS",
+           "RECORD_BITS", "EQUAL_KEYS", "COUNT_BITS"]
 
 # A record is one little-endian integer of key_bits + value_bits bits, the key in its upper
 # bits: 4, 8 or 16 bytes (a power of two: records tile beats, bursts and batches), the key 32 or
@@ -258,13 +261,44 @@ PRESETS = {
 }
 
 
+def presets_dir():
+    """Where saved presets live (``topsort-hdl explore --save``): ``$TOPSORT_PRESETS``, default
+    ``~/.config/topsort-hdl/presets`` (``$XDG_CONFIG_HOME`` respected)."""
+    if os.environ.get("TOPSORT_PRESETS"):
+        return Path(os.environ["TOPSORT_PRESETS"])
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "topsort-hdl" / "presets"
+
+
+def saved_presets(directory=None):
+    """The presets saved in ``directory`` (default :func:`presets_dir`), by name: one TOML file
+    each, its keys ``KernelConfig`` fields. A file that is not a valid configuration raises
+    ``ValueError`` naming it."""
+    directory = Path(directory or presets_dir())
+    fields = {f.name for f in dataclasses.fields(KernelConfig)} - {"name"}
+    found = {}
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
+        try:
+            values = tomllib.loads(path.read_text())
+            unknown = set(values) - fields
+            if unknown:
+                raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
+            found[path.stem] = KernelConfig(name=path.stem, **values)
+        except (ValueError, TypeError, tomllib.TOMLDecodeError) as error:
+            raise ValueError(f"saved preset {path}: {error}") from None
+    return found
+
+
 def config_from(name="u280", overrides=()):
-    """The preset ``name`` with ``overrides`` (``KEY=VALUE`` strings) applied.
+    """The preset ``name`` (built in, or saved: :func:`saved_presets`) with ``overrides``
+    (``KEY=VALUE`` strings) applied.
 
     Raises ``ValueError`` naming the key or value at fault.
     """
-    if name not in PRESETS:
-        raise ValueError(f"config must be one of {', '.join(PRESETS)}, not {name!r}")
+    presets = PRESETS if name in PRESETS else {**saved_presets(), **PRESETS}
+    presets = {**PRESETS, **presets}        # (built-in ones first, and never replaced)
+    if name not in presets:
+        raise ValueError(f"config must be one of {', '.join(presets)}, not {name!r}")
     fields = {f.name: f for f in dataclasses.fields(KernelConfig)}
     changes = {}
     for item in overrides:
@@ -279,4 +313,4 @@ def config_from(name="u280", overrides=()):
             changes[key] = int(value, 0)
         except ValueError:
             raise ValueError(f"{key} must be an integer, not {value!r}") from None
-    return dataclasses.replace(PRESETS[name], **changes)
+    return dataclasses.replace(presets[name], **changes)

@@ -1,6 +1,7 @@
 """QoR: Yosys resource estimates and logic levels, their composition, and the golden-figure
 regression."""
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -11,11 +12,20 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from topsort_hdl.analysis.qor import check, load
-from topsort_hdl.analysis.qor.blocks import compose, kernel_parts, merge_unit
+from topsort_hdl.analysis.qor.blocks import TOP, compose, kernel_bill, kernel_parts, merge_unit
 from topsort_hdl.analysis.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
 from topsort_hdl.analysis.qor.resources import ResourceEstimate, resource_table
 from topsort_hdl.analysis.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
 from topsort_hdl.core.config import PRESETS
+from topsort_hdl.hardware.block import (
+    block_census,
+    verilog_instances,
+    verilog_modules,
+    verilog_subset,
+)
+from topsort_hdl.hardware.kernel.kernel import TopSortKernel
+from topsort_hdl.hardware.tree.reuse import ReuseSwitch
+from topsort_hdl.targets.kernel_verilog import kernel_verilog
 
 GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.json"
 
@@ -66,6 +76,31 @@ def test_parts_are_the_emitted_kernels_and_groups_count_every_instance():
         assert block.verilog.startswith(f"module {block.module}(")
     usage = {name: Utilization(lut=1) for name in names}
     assert compose(groups, usage)["kernel"].lut == len(everything)
+
+
+@pytest.mark.parametrize("name,unit", [("tiny", "mms"), ("tiny", "flims")])
+def test_parts_are_found_without_converting_and_written_as_the_kernels_emission_has_them(
+        name, unit):
+    """The census finds the cells the emitted Verilog instantiates, each of the same module,
+    and each part's own Verilog is the text the whole kernel's emission holds for it: the
+    estimate synthesises what `generate` writes."""
+
+    config = dataclasses.replace(PRESETS[name], merge_unit=unit)
+    kernel = kernel_parts(config)
+    design, _ = kernel_verilog(config, TOP, kernel.port_stages)
+    modules = verilog_modules(design.text)
+    for block in kernel.blocks.values():
+        assert block.verilog == verilog_subset(modules, block.module), block.name
+    emitted = verilog_instances(design.text, TOP)
+    bill = kernel_bill(config, kernel.port_stages, units=True)
+    assert set(bill.modules.values()) <= set(emitted.values())
+    census = block_census(TopSortKernel(config, kernel.port_stages), TOP,
+                          descend=lambda block: isinstance(block, ReuseSwitch))
+    # Every block cell of the kernel and of its reuse switch (not the ones inside blocks).
+    counted = {path: module for path, module in emitted.items() if module in design.modules
+               and path.rsplit("/", 1)[0] in ("kernel", "kernel/datapath",
+                                               "kernel/datapath/reuse")}
+    assert {f"kernel/{path}": module for path, module in census.cells.items()} == counted
 
 
 def test_synthesis_is_cached_by_design(tmp_path):

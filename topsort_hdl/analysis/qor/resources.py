@@ -119,7 +119,7 @@ def resource_table(estimate):
 def _floorplan_lines(estimate):
     """Where the floorplan model would put the trees with these estimates, and with what
     generation uses (the stored figures, or the paper's)."""
-    from ...targets.vitis.floorplan import plan_floorplan
+    from ...targets.vitis.floorplan import DIE_FILL, plan_floorplan
     from ...targets.vitis.project import board_floorplan, floorplan_estimates
 
     c = estimate.config
@@ -130,7 +130,7 @@ def _floorplan_lines(estimate):
     try:
         plan = plan_floorplan(c, board, groups["phase-1 tree"].resources(),
                               groups["reused tree"].resources(),
-                              groups["phase-2 extras"].resources(), utilization=0.95)
+                              groups["phase-2 extras"].resources(), utilization=DIE_FILL)
     except ValueError as error:
         return [f"floorplan with these estimates: none fits ({error})"]
     def split(plan):

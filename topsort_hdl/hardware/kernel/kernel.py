@@ -89,6 +89,11 @@ def tree_read_engine(config, reused=False):
                          presort=merge_record(c) if c.presort else None)
 
 
+def port_register_slice(config, stages):
+    """A tree's AXI port through ``stages`` register stages (the floorplan's, across dies)."""
+    return AxiRegisterSlice(config.axi, stages, always_ready=PORT_ALWAYS_READY)
+
+
 def leaf_beats(config):
     """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
     beat every ``records per beat`` cycles at most, a register refills in
@@ -255,8 +260,7 @@ class TopSortKernel(wiring.Component):
         # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
         for i in range(trees):
-            stages = m.submodules[f"port{i}"] = AxiRegisterSlice(
-                p, self.port_stages[i], always_ready=PORT_ALWAYS_READY)
+            stages = m.submodules[f"port{i}"] = port_register_slice(c, self.port_stages[i])
             wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
             ports.append(stages.s)
             overruns.append(stages.overrun)

@@ -12,7 +12,7 @@ from ...core import contract
 from ...core.block_figures import stored_groups
 from ...core.boards import HBM_BOARDS
 from .connectivity import link_config
-from .floorplan import PAPER_U280_ESTIMATES, floorplan_tcl, plan_floorplan
+from .floorplan import DIE_FILL, PAPER_U280_ESTIMATES, floorplan_tcl, plan_floorplan
 from .identity import KERNEL_NAME, compute_unit, vlnv
 from .kernel_xml import kernel_xml
 from .package import package_tcl
@@ -134,13 +134,12 @@ def floorplan_estimates(config):
 
 def board_floorplan(config):
     """The floorplan of ``config`` on its board (None for a board without dies to plan), with
-    :func:`floorplan_estimates`: dies are filled to 95%, the density the paper routed at
-    214 MHz (its 2 / 6 / 8 split with its figures), SLLs to 85%."""
+    :func:`floorplan_estimates`, filled to :data:`.floorplan.DIE_FILL`."""
     board = HBM_BOARDS[config.board]
     if not board.vitis or not board.slrs:
         return None
     estimates, _ = floorplan_estimates(config)
-    return plan_floorplan(config, board, **estimates, utilization=0.95)
+    return plan_floorplan(config, board, **estimates, utilization=DIE_FILL)
 
 
 def write_project(config, out_dir, plan=None):

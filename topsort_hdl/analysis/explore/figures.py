@@ -1,0 +1,92 @@
+"""Yosys figures of the kernel's blocks, found by what a block *is* (its identity) so that a
+point priced before costs a file read: the block's Verilog is written, and synthesised, only
+when its identity has not been seen with this source of the package's hardware."""
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+from ...hardware.block import block_verilog
+from ..qor.blocks import TOP
+from ..qor.synth import CACHE_DIR, cached_result, design_key, run_yosys, store_result
+from .executor import run_jobs
+
+__all__ = ["BlockFigures", "source_digest"]
+
+_PACKAGE = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def source_digest():
+    """A hash of the code a block's Verilog follows from (``hardware/`` and ``core/``): an
+    identity seen with another source is written again."""
+    digest = hashlib.sha256()
+    for folder in ("hardware", "core"):
+        for path in sorted((_PACKAGE / folder).rglob("*.py")):
+            digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+class BlockFigures:
+    """Synthesis results (:class:`~topsort_hdl.analysis.qor.synth.SynthesisResult`) of
+    blocks, from the QoR cache (``cache_dir``, the same as ``make qor``'s) through an index by
+    identity; the blocks not in it are converted here and synthesised by :func:`.run_jobs`
+    (``scheduler``: a Dask scheduler's address, else ``workers`` local processes)."""
+
+    def __init__(self, cache_dir=None, scheduler=None, workers=None, progress=None):
+        self.cache = Path(cache_dir or CACHE_DIR)
+        self.scheduler = scheduler
+        self.workers = workers
+        self.progress = progress or (lambda line: None)
+        self.synthesised = 0        # blocks this object ran Yosys for
+        self.cached = 0             # blocks found in the cache
+
+    def _index(self, module, block):
+        key = hashlib.sha256("\0".join([module, block.block_identity, source_digest()])
+                             .encode()).hexdigest()[:20]
+        return self.cache / "blocks" / f"{key}.json"
+
+    def _remember(self, module, block, digest):
+        index = self._index(module, block)
+        index.parent.mkdir(parents=True, exist_ok=True)
+        index.write_text(json.dumps({"module": module, "design": digest}) + "\n")
+
+    def known(self, module, block):
+        """The cached result of ``block`` (Verilog module ``module``), or None."""
+        index = self._index(module, block)
+        if not index.exists():
+            return None
+        return cached_result(json.loads(index.read_text())["design"], self.cache)
+
+    def results(self, blocks):
+        """``{module: SynthesisResult}`` for ``blocks`` (``{module: block}``)."""
+        results, jobs, digests = {}, [], {}
+        unknown = {}
+        for module, block in blocks.items():
+            found = self.known(module, block)
+            if found is None:
+                unknown[module] = block
+            else:
+                results[module] = found
+        self.cached += len(results)
+        for number, (module, block) in enumerate(unknown.items(), 1):
+            self.progress(f"writing the Verilog of {module} ({number}/{len(unknown)})")
+            text = block_verilog(block, TOP)
+            digest = digests[module] = design_key(text, module)
+            found = cached_result(digest, self.cache)
+            if found is not None:
+                self._remember(module, block, digest)
+                results[module] = found
+                self.cached += 1
+            else:
+                jobs.append((module, (text, module)))
+        where = self.scheduler or "local processes"
+        for done, (module, entry) in enumerate(run_jobs(run_yosys, jobs, self.scheduler,
+                                                        self.workers), 1):
+            results[module] = store_result(digests[module], entry, self.cache)
+            self._remember(module, unknown[module], digests[module])
+            self.synthesised += 1
+            self.progress(f"synthesised {module} in {entry['seconds']:.0f} s on {where} "
+                          f"({done}/{len(jobs)}, {len(jobs) - done} left)")
+        return results
