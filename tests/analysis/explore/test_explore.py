@@ -63,6 +63,8 @@ class FakeFigures:
     """Figures that follow from the module's name: what the pricing does with them is what is
     under test, not Yosys."""
 
+    cache = None
+
     def __init__(self):
         self.asked = {}
 

@@ -2,8 +2,8 @@
 priced by the performance model, the Yosys estimate composed from the kernel's distinct blocks
 and the floorplan; the Pareto front of GB/s against LUTs (docs/explorer.md)."""
 
-from .executor import run_jobs
-from .figures import BlockFigures
+from ..jobs import run_jobs
+from ..qor.figures import BlockFigures
 from .front import front_table, pareto, plot_front, save_preset
 from .price import PricedPoint, price_points
 from .space import AXES, Space, enumerate_space

@@ -3,7 +3,10 @@ resources composed from its distinct blocks (*estimated*, Yosys xcup), the floor
 estimates (*planned*), and the deepest block in LUT levels (the timing mark)."""
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from amaranth.hdl import Fragment
 
@@ -13,6 +16,7 @@ from ...hardware.block import module_name
 from ...hardware.kernel.kernel import port_register_slice
 from ..perf.model import estimate
 from ..qor.blocks import TOP, compose, kernel_bill
+from ..qor.figures import source_digest
 
 __all__ = ["PricedPoint", "price_points", "TIMING_LEVELS", "DISTRIBUTIONS"]
 
@@ -67,6 +71,34 @@ def _hardware(config):
     return dataclasses.replace(config, name="explore", clock_hz=board.clock_hz)
 
 
+def _bill(hw, cache, blocks=False):
+    """The bill of materials of kernel ``hw`` as plain data (groups, each name's module, each
+    module's identity, the module of its ports' register slices per stage count), kept in
+    ``cache`` (``<cache>/bills``) for this source of the hardware; with ``blocks``, a census
+    again and ``{module: block}``."""
+    key = hashlib.sha256(f"{hw!r}\0{source_digest()}".encode()).hexdigest()[:20]
+    path = Path(cache) / "bills" / f"{key}.json" if cache else None
+    if path is not None and path.exists():
+        return json.loads(path.read_text())
+    bill = kernel_bill(hw, port_stages=(0,) * hw.trees)
+    found = {bill.modules[name]: block for name, block in bill.blocks.items()}
+    slices = {}
+    # Register slices the floorplan may ask for: 2 stages per die crossed.
+    for stages in range(0, max(2, 2 * len(HBM_BOARDS[hw.board].slrs)), 2):
+        block = port_register_slice(hw, stages)
+        Fragment.get(block, None)       # (elaborated: a block made only to be named)
+        slices[str(stages)] = module_name(block, TOP)
+        found[slices[str(stages)]] = block
+    if blocks:
+        return found
+    summary = {"groups": bill.groups, "modules": bill.modules, "slices": slices,
+               "identities": {m: b.block_identity for m, b in found.items()}}
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(summary) + "\n")
+    return summary
+
+
 def price_points(configs, size, figures, budget=0.65, distributions=DISTRIBUTIONS,
                  progress=None):
     """Price ``configs`` for ``size`` bytes with block ``figures`` (a
@@ -91,28 +123,30 @@ def price_points(configs, size, figures, budget=0.65, distributions=DISTRIBUTION
         hardware.setdefault(_hardware(config), []).append(config)
     progress(f"{len(configs)} points, {len(kept)} hold the size: {len(hardware)} distinct "
              f"kernels to count")
-    bills, blocks, slices = {}, {}, {}
+    bills = {}
     for number, hw in enumerate(hardware, 1):
-        bill = bills[hw] = kernel_bill(hw, port_stages=(0,) * hw.trees)
-        blocks.update({bill.modules[name]: block for name, block in bill.blocks.items()})
-        board = HBM_BOARDS[hw.board]
-        # Register slices the floorplan may ask for: 2 stages per die crossed.
-        for stages in range(0, max(2, 2 * len(board.slrs)), 2):
-            block = port_register_slice(hw, stages)
-            Fragment.get(block, None)       # (elaborated: a block made only to be named)
-            blocks[module_name(block, TOP)] = block
-            slices[hw, stages] = module_name(block, TOP)
+        bills[hw] = _bill(hw, figures.cache)
         if number % 10 == 0 or number == len(hardware):
-            progress(f"counted the blocks of {number}/{len(hardware)} kernels "
-                     f"({len(blocks)} distinct blocks)")
-    results = figures.results(blocks)
+            progress(f"counted the blocks of {number}/{len(hardware)} kernels")
+    wanted = {m: i for bill in bills.values() for m, i in bill["identities"].items()}
+    results = figures.results(wanted)
+    missing = [hw for hw, bill in bills.items() if set(bill["identities"]) - set(results)]
+    if missing:
+        # Blocks never synthesised with this source: the bills again, with the blocks.
+        blocks = {}
+        for hw in missing:
+            blocks.update(_bill(hw, None, blocks=True))
+        progress(f"{len(set(blocks) - set(results))} blocks not in the cache: writing and "
+                 f"synthesising them")
+        results.update(figures.results({m: b for m, b in blocks.items() if m not in results}))
     priced = []
     for hw, points in hardware.items():
         bill = bills[hw]
-        usage = {name: results[bill.modules[name]].utilization for name in bill.blocks}
-        ports = set(bill.groups["register slices"])
-        groups = compose({**bill.groups, "kernel": [name for name in bill.groups["kernel"]
-                                                    if name not in ports]}, usage)
+        modules, slices = bill["modules"], bill["slices"]
+        usage = {name: results[module].utilization for name, module in modules.items()}
+        ports = set(bill["groups"]["register slices"])
+        groups = compose({**bill["groups"], "kernel": [
+            name for name in bill["groups"]["kernel"] if name not in ports]}, usage)
         board = HBM_BOARDS[hw.board]
         plan, marks = None, []
         if board.slrs:
@@ -125,14 +159,14 @@ def price_points(configs, size, figures, budget=0.65, distributions=DISTRIBUTION
                 marks.append(f"does not floorplan at {DIE_FILL:.0%} dies")
         kernel = groups["kernel"]       # without its ports' register stages, added here
         for stages in plan.stages if plan else (0,) * hw.trees:
-            kernel = kernel + results[slices[hw, stages]].utilization
+            kernel = kernel + results[slices[str(stages)]].utilization
         part = board.part_resources
         share = kernel.luts / part.lut if part.lut else None
         if share is not None and share > budget:
             marks.append(f"over the {budget:.0%} LUT budget")
         fits = not marks
-        deepest = max(bill.blocks, key=lambda name: results[bill.modules[name]].levels.lut)
-        levels = results[bill.modules[deepest]].levels.lut
+        deepest = max(modules, key=lambda name: results[modules[name]].levels.lut)
+        levels = results[modules[deepest]].levels.lut
         if levels > TIMING_LEVELS:
             marks.append(f"timing risk: {levels} LUT levels ({deepest})")
         for config in points:

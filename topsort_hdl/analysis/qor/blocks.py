@@ -131,9 +131,10 @@ def kernel_bill(config, port_stages=None, units=False):
     # (generate's top holds the kernel as its cell "kernel")
     paths = {f"kernel/{path}": module for path, module in census.cells.items()}
     reused = set(c.reused_trees)
-    phase1 = next(t for t in range(c.trees) if t not in reused)
+    # (when phase 2 reuses every tree, as the on-chip demo does, no tree is phase 1's alone)
+    phase1 = next((t for t in range(c.trees) if t not in reused), None)
     cells = {
-        "phase-1 tree": tree_cells(c, phase1),
+        "phase-1 tree": tree_cells(c, phase1) if phase1 is not None else [],
         "reused tree": tree_cells(c, min(reused)),
         "phase-2 extras": [path for path in paths if any(_part(path, p) for p in PHASE2_CELLS)],
         "control": [CONTROL_CELL],

@@ -2,12 +2,11 @@
 composition, as a share of the board's device; and each block's deepest path in LUT levels
 (:mod:`.levels`), from the same synthesis."""
 
-import time
 from dataclasses import dataclass, field
 
 from ...core.boards import HBM_BOARDS
-from .blocks import compose, kernel_parts
-from .synth import synthesize
+from .blocks import compose, kernel_bill
+from .figures import BlockFigures
 
 __all__ = ["ResourceEstimate", "estimate_resources", "resource_table", "PAPER_U280_UTILIZATION"]
 
@@ -31,24 +30,26 @@ class ResourceEstimate:
         return self.groups[name].resources().fractions(part)
 
 
-def estimate_resources(config, progress=None):
+def estimate_resources(config, progress=None, figures=None):
     """Synthesise (or take from the cache) every part of ``config``'s emitted kernel (see
-    :mod:`.blocks`); return the estimate."""
-    parts = kernel_parts(config)
+    :mod:`.blocks`) through ``figures`` (a :class:`~.figures.BlockFigures`, by default local
+    processes and the QoR cache); return the estimate."""
+    bill = kernel_bill(config, units=True)
+    figures = figures or BlockFigures(progress=progress)
+    found = figures.results({bill.modules[name]: block for name, block in bill.blocks.items()})
     blocks, seconds, cached, levels = {}, {}, {}, {}
-    for block in parts.blocks.values():
-        start = time.perf_counter()
-        result = synthesize(block.verilog, top=block.module)
-        blocks[block.name] = result.utilization
-        seconds[block.name] = result.seconds
-        cached[block.name] = result.cached
-        levels[block.name] = result.levels
+    for name in bill.blocks:
+        result = found[bill.modules[name]]
+        blocks[name] = result.utilization
+        seconds[name] = result.seconds
+        cached[name] = result.cached
+        levels[name] = result.levels
         if progress:
-            took = "cached" if result.cached else f"{time.perf_counter() - start:.0f} s"
-            progress(f"  {config.name} {block.name:<26} {result.utilization.luts:>8} LUT "
+            took = "cached" if result.cached else f"{result.seconds:.0f} s"
+            progress(f"  {config.name} {name:<26} {result.utilization.luts:>8} LUT "
                      f"{result.utilization.ff:>8} FF {result.levels.lut:>3} levels  [{took}]")
-    return ResourceEstimate(config, blocks, seconds, cached, compose(parts.groups, blocks),
-                            parts.port_stages, levels)
+    return ResourceEstimate(config, blocks, seconds, cached, compose(bill.groups, blocks),
+                            bill.port_stages, levels)
 
 
 def _row(name, usage, part, levels=None):

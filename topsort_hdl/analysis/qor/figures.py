@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from ...hardware.block import block_verilog
-from ..qor.blocks import TOP
-from ..qor.synth import CACHE_DIR, cached_result, design_key, run_yosys, store_result
-from .executor import run_jobs
+from ..jobs import run_jobs
+from .blocks import TOP
+from .synth import CACHE_DIR, cached_result, design_key, run_yosys, store_result
 
 __all__ = ["BlockFigures", "source_digest"]
 
@@ -42,33 +42,36 @@ class BlockFigures:
         self.synthesised = 0        # blocks this object ran Yosys for
         self.cached = 0             # blocks found in the cache
 
-    def _index(self, module, block):
-        key = hashlib.sha256("\0".join([module, block.block_identity, source_digest()])
+    def _index(self, module, identity):
+        key = hashlib.sha256("\0".join([module, identity, source_digest()])
                              .encode()).hexdigest()[:20]
         return self.cache / "blocks" / f"{key}.json"
 
     def _remember(self, module, block, digest):
-        index = self._index(module, block)
+        index = self._index(module, block.block_identity)
         index.parent.mkdir(parents=True, exist_ok=True)
         index.write_text(json.dumps({"module": module, "design": digest}) + "\n")
 
-    def known(self, module, block):
-        """The cached result of ``block`` (Verilog module ``module``), or None."""
-        index = self._index(module, block)
+    def known(self, module, identity):
+        """The cached result of the block of ``identity`` (Verilog module ``module``), or
+        None."""
+        index = self._index(module, identity)
         if not index.exists():
             return None
         return cached_result(json.loads(index.read_text())["design"], self.cache)
 
     def results(self, blocks):
-        """``{module: SynthesisResult}`` for ``blocks`` (``{module: block}``)."""
+        """``{module: SynthesisResult}`` for ``blocks`` (``{module: block}``; a block may be
+        given by its identity alone, and is then left out of the results unless known)."""
         results, jobs, digests = {}, [], {}
         unknown = {}
         for module, block in blocks.items():
-            found = self.known(module, block)
-            if found is None:
-                unknown[module] = block
-            else:
+            identity = block if isinstance(block, str) else block.block_identity
+            found = self.known(module, identity)
+            if found is not None:
                 results[module] = found
+            elif not isinstance(block, str):
+                unknown[module] = block
         self.cached += len(results)
         for number, (module, block) in enumerate(unknown.items(), 1):
             self.progress(f"writing the Verilog of {module} ({number}/{len(unknown)})")
