@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model explore lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -28,6 +28,8 @@ help:
 	@echo "make figures    store the u280 and u55c group figures with the presets, for the floorplan"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
+	@echo "make explore    the Pareto front of GB/s against LUTs for HBM_BOARD (default u280) at"
+	@echo "                4 GB: table, PNG and JSON under build/explore/ (EXPLORE: more options)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
@@ -93,6 +95,13 @@ figures: setup
 model: setup
 	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \
 		--json build/model/u280-sweep.json
+
+HBM_BOARD ?= u280
+EXPLORE ?=
+explore: setup
+	@mkdir -p build/explore
+	$(VENV)/bin/topsort-hdl explore --board $(HBM_BOARD) --bytes 4G $(EXPLORE) \
+		--plot build/explore/$(HBM_BOARD).png --json build/explore/$(HBM_BOARD).json
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl tests

@@ -1,9 +1,11 @@
 """Helpers shared by the test modules (``from tests.conftest import ...``) and fixtures."""
 
 import gc
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -11,6 +13,9 @@ import pytest
 from amaranth.hdl import UnusedElaboratable
 
 ROOT = Path(__file__).resolve().parent.parent
+# The presets a user saved (`topsort-hdl explore --save`) are not the suite's: every test sees
+# the built-in ones alone, unless it points TOPSORT_PRESETS somewhere itself.
+os.environ["TOPSORT_PRESETS"] = tempfile.mkdtemp(prefix="topsort-presets-")
 
 
 @pytest.fixture

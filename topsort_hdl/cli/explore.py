@@ -128,7 +128,7 @@ def run(args):
     points, unpriced = price_points(configs, size, figures, budget, orders, progress)
     progress(f"priced {len(points)} points: {figures.cached} blocks from the cache, "
              f"{figures.synthesised} synthesised")
-    for line in front_table(points, unpriced, size, budget):
+    for line in front_table(points, unpriced, size, budget, _reference(points, space.board)):
         print(line)
     front = pareto(points)
     if args.plot and points:
@@ -142,6 +142,18 @@ def run(args):
         path = save_preset(best.config, args.save, presets_dir())
         print(f"saved {best.config.name} as preset {args.save} ({path})")
     return 0
+
+
+def _reference(points, board):
+    """The priced point that is the board's preset (``u280``, ``u55c``), if the space held it."""
+    from ..analysis.explore.space import AXES
+    from ..core.config import PRESETS
+
+    preset = PRESETS.get(board)
+    if preset is None:
+        return None
+    return next((p for p in points if p.config.clock_hz == preset.clock_hz and all(
+        getattr(p.config, axis) == getattr(preset, axis) for axis in AXES)), None)
 
 
 def _figures(point):

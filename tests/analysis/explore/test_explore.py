@@ -192,3 +192,40 @@ class _ScaledFigures(FakeFigures):
         out = super().results(blocks)
         return {m: dataclasses.replace(r, utilization=Utilization(lut=20_000))
                 for m, r in out.items()}
+
+
+def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_path):
+    """`topsort-hdl explore` end to end on the simulation board (tiny's blocks through Yosys,
+    cached after the first run): the front's row agrees with the model, the JSON holds every
+    point, the PNG is written, and --save makes a preset `configs` lists and `generate`
+    takes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TOPSORT_PRESETS": str(tmp_path / "presets")}
+    args = ["explore", "--board", "sim", "--bytes", "32K", "--trees", "4", "--leaves", "4",
+            "--rate", "2", "--reuse", "2", "--presort", "1", "--merge-unit", "mms",
+            "--plot", str(tmp_path / "front.png"), "--json", str(tmp_path / "front.json"),
+            "--save", "found"]
+    done = subprocess.run([sys.executable, "-m", "topsort_hdl", *args], capture_output=True,
+                          text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr
+    config = dataclasses.replace(PRESETS["tiny"], name="sim-t4-l4-r2-u2-mms-ps",
+                                 read_burst_bytes=1024, reuse_burst_bytes=4096,
+                                 write_burst_bytes=4096, batch_bytes=4096,
+                                 read_outstanding=16, write_outstanding=8)
+    records = (32 << 10) // 8
+    gbps = estimate(config, records, "measured", "random").total.gbps
+    row = next(line for line in done.stdout.splitlines() if line.startswith(config.name))
+    assert f"{gbps:6.2f}" in row
+    (point,) = json.loads((tmp_path / "front.json").read_text())
+    assert point["name"] == config.name and point["fits"] and point["luts"] > 0
+    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+    assert "priced 1 points" in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "topsort_hdl", "configs"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert any(line.startswith("found ") for line in listed.stdout.splitlines())
+    saved = saved_presets(tmp_path / "presets")["found"]
+    assert dataclasses.replace(saved, name=config.name) == config

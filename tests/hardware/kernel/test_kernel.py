@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from topsort_hdl.analysis.qor import MODEL_TOLERANCE, model_errors
 from topsort_hdl.core.config import config_from
 from topsort_hdl.core.plan import tree_plans
 from topsort_hdl.sim.runner import (
@@ -174,17 +175,22 @@ def test_tiny_kernel_in_icarus():
 
 
 @pytest.mark.slow
-def test_u280_kernel_in_verilator():
-    # The paper's shape, both phases in one run: 4096 records per tree.
-    # Every block the kernel repeats is verilated once, as a model of its own: a third of the
-    # CPU time of one flat model.
-    case = "kernel_u280_verilator"
-    source = write_kernel(config_from("u280"), case)
+@pytest.mark.parametrize("name", ["u280", "u280_flims"])
+def test_u280_kernel_in_verilator(name):
+    # The paper's shape, and the explorer's (FLiMS units), both phases in one run: 4096
+    # records per tree, exact, and the performance model within its tolerance of the RTL's
+    # cycles in each phase. Every block the kernel repeats is verilated once, as a model of
+    # its own: a third of the CPU time of one flat model.
+    case = f"kernel_{name}_verilator"
+    config = config_from(name)
+    source = write_kernel(config, case)
+    stats = SIM_BUILD / case / "stats.json"
     run_bench([source], "topsort", "cocotb_kernel", case, sim="verilator",
               quick_compile=True, hierarchical_blocks=repeated_blocks(source, "topsort"),
-              env={"TOPSORT_CONFIG": "u280", "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
-                   "TOPSORT_RECORDS": 16 * 4096,
-                   "TOPSORT_STATS": SIM_BUILD / case / "stats.json"})
+              env={"TOPSORT_CONFIG": name, "TOPSORT_PAUSE": 0.0, "TOPSORT_MODE": "bulk",
+                   "TOPSORT_RECORDS": config.trees * 4096, "TOPSORT_STATS": stats})
+    for records, phase, rtl, model, error in model_errors(config, json.loads(stats.read_text())):
+        assert abs(error) <= MODEL_TOLERANCE, (records, phase, rtl, model)
 
 
 def test_tiny_kernel_in_verilator_block_by_block():
@@ -220,7 +226,8 @@ def test_tiny_kernel_with_port_register_stages():
 
 @pytest.mark.parametrize("name, overrides", [
     ("tiny", ()), ("tiny", tuple(FLIMS)), pytest.param("small", (), marks=pytest.mark.slow),
-    pytest.param("u280", (), marks=pytest.mark.slow)])
+    pytest.param("u280", (), marks=pytest.mark.slow),
+    pytest.param("u280_flims", (), marks=pytest.mark.slow)])
 def test_kernel_verilator_lint_is_clean(name, overrides):
     # small and u280: a minute or more each to generate and lint, so under `slow`; u280 gets
     # its floorplan's port stages, tiny some too (the simulation board has no floorplan).

@@ -65,7 +65,7 @@ def front_table(points, unpriced, size, budget, reference=None):
                   front[-1].speed else "points that do not fit:", head]
         lines += [_row(p) for p in fastest]
     if reference is not None:
-        lines += ["", "reference:", head, _row(reference)]
+        lines += ["", "the board's preset, for reference:", head, _row(reference)]
     if unpriced:
         lines += ["", f"{len(unpriced)} points do not hold {format_size(size)} (not priced)"]
     return lines
