@@ -25,7 +25,7 @@ help:
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
-	@echo "make figures    store the u280 and u55c group figures with the presets, for the floorplan"
+	@echo "make figures    store the u280, u55c and u280_flims group figures with the presets (floorplan)"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make explore    the Pareto front of GB/s against LUTs for HBM_BOARD (default u280) at"
@@ -91,6 +91,7 @@ docs: setup
 figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures
 	$(VENV)/bin/topsort-hdl qor --config u55c --store-figures
+	$(VENV)/bin/topsort-hdl qor --config u280_flims --store-figures
 
 model: setup
 	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \
