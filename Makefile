@@ -25,7 +25,7 @@ help:
 	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
-	@echo "make figures    store the u280, u55c and u280_flims group figures with the presets (floorplan)"
+	@echo "make figures    store the HBM presets' group figures with them (for the floorplan)"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make explore    the Pareto front of GB/s against LUTs for HBM_BOARD (default u280) at"
@@ -34,7 +34,7 @@ help:
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
 	@echo "                ecp5-5g-evn) with the YoWASP tools: build/bitstream/BOARD/topsort_demo.bit"
-	@echo "make sim-u280   the u280 kernel end to end in Verilator (slow)"
+	@echo "make sim-u280   the u280, u280_flims and u50 kernels end to end in Verilator (slow)"
 	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE, ORDER)"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
@@ -92,6 +92,8 @@ figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures
 	$(VENV)/bin/topsort-hdl qor --config u55c --store-figures
 	$(VENV)/bin/topsort-hdl qor --config u280_flims --store-figures
+	$(VENV)/bin/topsort-hdl qor --config u55c_flims --store-figures
+	$(VENV)/bin/topsort-hdl qor --config u50 --store-figures
 
 model: setup
 	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \
@@ -121,7 +123,7 @@ units: setup
 	$(VENV)/bin/topsort-hdl unit tree --rate 8 --leaves 16 --out build/units/tree_p8_l16.v
 
 sim-u280: setup
-	$(VPY) -m pytest -m slow tests/hardware/kernel/test_kernel.py -k u280
+	$(VPY) -m pytest -m slow tests/hardware/kernel/test_kernel.py -k "u280 or u50"
 
 # e.g. make profile CONFIG=small SET="trees=2 channel_bytes=1048576" RECORDS=32768 TREE=1
 #      make profile ORDER=sorted SET=placement=blocks   (the input's order and placement)

@@ -175,9 +175,10 @@ def test_tiny_kernel_in_icarus():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["u280", "u280_flims"])
-def test_u280_kernel_in_verilator(name):
-    # The paper's shape, and the explorer's (FLiMS units), both phases in one run: 4096
+@pytest.mark.parametrize("name", ["u280", "u280_flims", "u50"])
+def test_hbm_kernel_in_verilator(name):
+    # The paper's shape, and the explorer's (FLiMS units; the U50's 8 trees), both phases in
+    # one run: 4096
     # records per tree, exact, and the performance model within its tolerance of the RTL's
     # cycles in each phase. Every block the kernel repeats is verilated once, as a model of
     # its own: a third of the CPU time of one flat model.
@@ -228,7 +229,9 @@ def test_tiny_kernel_with_port_register_stages():
 @pytest.mark.parametrize("name, overrides", [
     ("tiny", ()), ("tiny", tuple(FLIMS)), pytest.param("small", (), marks=pytest.mark.slow),
     pytest.param("u280", (), marks=pytest.mark.slow),
-    pytest.param("u280_flims", (), marks=pytest.mark.slow)])
+    pytest.param("u280_flims", (), marks=pytest.mark.slow),
+    pytest.param("u55c_flims", (), marks=pytest.mark.slow),
+    pytest.param("u50", (), marks=pytest.mark.slow)])
 def test_kernel_verilator_lint_is_clean(name, overrides):
     # small and u280: a minute or more each to generate and lint, so under `slow`; u280 gets
     # its floorplan's port stages, tiny some too (the simulation board has no floorplan).

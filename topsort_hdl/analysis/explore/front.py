@@ -56,9 +56,14 @@ def front_table(points, unpriced, size, budget, reference=None):
                "estimated (Yosys xcup, the kernel composed from its blocks); trees per SLR "
                "planned (floorplan); lvl: the deepest block's LUT levels")
     front = pareto(points)
-    lines = [sources, "", f"Pareto front ({len(front)} of {len(points)} points priced; budget "
-             f"{budget:.0%} of the device's LUTs):", head]
-    lines += [_row(p) for p in front]
+    lines = [sources, ""]
+    if front:
+        lines += [f"Pareto front ({len(front)} of {len(points)} points priced; budget "
+                  f"{budget:.0%} of the device's LUTs):", head]
+        lines += [_row(p) for p in front]
+    else:
+        lines.append(f"no point fits ({len(points)} priced; budget {budget:.0%} of the "
+                     f"device's LUTs, dies filled to 95% at most): see the marks")
     fastest = sorted((p for p in points if not p.fits), key=lambda p: -p.speed)[:5]
     if fastest:
         lines += ["", "faster points that do not fit:" if front and fastest[0].speed >

@@ -138,5 +138,6 @@ def _floorplan_lines(estimate):
         return " / ".join(str(len(plan.trees_on(die))) for die in range(len(board.slrs)))
 
     _, source = floorplan_estimates(c)
-    return [f"floorplan with these estimates (95% dies): trees per SLR0/1/2 {split(plan)}; "
+    dies = "/".join(str(die) for die in range(len(board.slrs)))
+    return [f"floorplan with these estimates (95% dies): trees per SLR{dies} {split(plan)}; "
             f"generation, with {source}: {split(board_floorplan(c))}"]
