@@ -10,6 +10,7 @@ from .axi_params import MAX_DATA_WIDTH, MAX_OUTSTANDING, PAGE_BYTES, AxiParams
 from .boards import HBM_BOARDS
 from .contract import PLACEMENTS, report_bytes
 from .params import (
+    COUNT_BITS,
     MAX_MERGE_RATE,
     check_merge_unit,
     check_power_of_two,
@@ -28,7 +29,6 @@ KEY_BITS = (32, 64)
 # Records of equal keys leave in "any" order (the merges are exact, not stable), or ordered
 # "by_value": the merge logic compares whole records, the key first (docs/record-formats.md).
 EQUAL_KEYS = ("any", "by_value")
-COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 # A kernel clock an FPGA can run: the performance model's figures mean nothing outside it.
 CLOCK_HZ_RANGE = (1_000_000, 1_000_000_000)
 
@@ -228,7 +228,9 @@ class KernelConfig:
         return (f"{self.record_bytes}-byte records ({self.key_bits}-bit keys{values}{ties}); "
                 f"{self.trees} trees x {self.leaves} leaves x {self.rate} records/cycle; "
                 f"phase 2: {self.reuse} trees, {self.reuse * self.leaves} leaves, "
-                f"{self.reuse * self.rate} records/cycle; {self.data_width}-bit AXI; "
+                f"{self.reuse * self.rate} records/cycle; "
+                f"{'FLiMS merge units; ' if self.merge_unit == 'flims' else ''}"
+                f"{self.data_width}-bit AXI; "
                 f"capacity {self.capacity} records ({self.capacity * self.record_bytes} B) on "
                 f"{self.board} at {self.clock_hz / 1e6:g} MHz")
 

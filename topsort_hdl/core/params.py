@@ -4,9 +4,9 @@ Plain Python (no Amaranth): the configuration, the golden models and the hardwar
 check their parameters with these.
 """
 
-__all__ = ["MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_int", "check_positive",
-           "check_at_least", "check_power_of_two", "check_range", "MAX_FIELD_BITS",
-           "check_record_widths"]
+__all__ = ["COUNT_BITS", "MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_int",
+           "check_positive", "check_at_least", "check_power_of_two", "check_range",
+           "MAX_FIELD_BITS", "check_record_widths"]
 
 # The widest merge unit, in records per cycle: phase 2's root in the paper's U280 shape (4
 # trees of 8 records per cycle). The MMS unit and its bitonic network, the root packer that
@@ -14,6 +14,7 @@ __all__ = ["MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_int", "ch
 MAX_MERGE_RATE = 32
 # The streaming merge units a tree can be built of: MMS (the paper's) and FLiMS (the same
 # contract at about half the compare-swaps; docs/merge-units.md).
+COUNT_BITS = 40         # record counts in the hardware: 2^40 records is far beyond any HBM board
 MERGE_UNITS = ("mms", "flims")
 # A field of a record: a 16-byte record compared whole (equal keys ordered by value) is a
 # 128-bit key, and 129 bits inside a merge tree (its pad flag above the key).

@@ -17,14 +17,21 @@ __all__ = ["BlockFigures", "source_digest"]
 _PACKAGE = Path(__file__).resolve().parents[2]
 
 
+# What a block is follows from its constructor's arguments: the configuration's code only
+# computes them (and no block reads it), the golden models and stored figures are not hardware.
+NOT_HARDWARE = ("core/config.py", "core/block_figures.py", "core/golden/")
+
+
 @functools.cache
 def source_digest():
-    """A hash of the code a block's Verilog follows from (``hardware/`` and ``core/``): an
-    identity seen with another source is written again."""
+    """A hash of the code a block's Verilog follows from (``hardware/`` and ``core/``, less
+    :data:`NOT_HARDWARE`): an identity seen with another source is written again."""
     digest = hashlib.sha256()
     for folder in ("hardware", "core"):
         for path in sorted((_PACKAGE / folder).rglob("*.py")):
-            digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+            name = path.relative_to(_PACKAGE).as_posix()
+            if not name.startswith(NOT_HARDWARE):
+                digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:20]
 
 

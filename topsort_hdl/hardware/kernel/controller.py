@@ -12,7 +12,7 @@ from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ...core.config import COUNT_BITS
+from ...core.params import COUNT_BITS
 from ..axi.reader import region_layout
 from ..block import Block
 from .feeder import feeder_command_layout

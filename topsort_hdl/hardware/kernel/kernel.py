@@ -18,7 +18,6 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...core.boards import HBM_BOARDS
-from ...core.config import COUNT_BITS
 from ...core.contract import (
     KEY_ORDER_ARGUMENT,
     RECORDS_ARGUMENT,
@@ -33,6 +32,7 @@ from ...core.contract import (
     kernel_arguments,
     report_bytes,
 )
+from ...core.params import COUNT_BITS
 from ..axi import REFILL_CYCLES, AxiReadEngine, AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature

@@ -5,7 +5,7 @@ from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ...core.config import COUNT_BITS
+from ...core.params import COUNT_BITS
 from ..block import Block
 from ..queue import RegisteredFlagsFIFO
 from ..records import (
