@@ -34,7 +34,7 @@ help:
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
 	@echo "                ecp5-5g-evn) with the YoWASP tools: build/bitstream/BOARD/topsort_demo.bit"
-	@echo "make sim-u280   the u280, u280_flims and u50 kernels end to end in Verilator (slow)"
+	@echo "make sim-u280   the u280 kernels and u50 end to end in Verilator (slow)"
 	@echo "make profile    cycles per pass of one tree, and where they go (CONFIG, SET, RECORDS, TREE, ORDER)"
 	@echo "make lint       run ruff"
 	@echo "make setup      only set up (.venv and system tools)"
@@ -94,6 +94,7 @@ figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280_flims --store-figures
 	$(VENV)/bin/topsort-hdl qor --config u55c_flims --store-figures
 	$(VENV)/bin/topsort-hdl qor --config u50 --store-figures
+	$(VENV)/bin/topsort-hdl qor --config u280_kv64_flims --store-figures
 
 model: setup
 	$(VENV)/bin/topsort-hdl model --config u280 --sweep --plot build/model/u280-sweep.png \

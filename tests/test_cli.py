@@ -68,8 +68,8 @@ def run_cli(*args):
     (["unit", "tree", "--leaf-depth", "0", "--out", "x.v"],
      "leaf_depth must be a positive integer, not 0"),
     (["generate", "--config", "huge"],
-     "config must be one of u280, u280-paper, u55c, u280_flims, u55c_flims, u50, u280_kv64, "
-     "u280_k32, tiny, small, demo, not 'huge'"),
+     "config must be one of u280, u280-paper, u55c, u280_flims, u55c_flims, u50, "
+     "u280_kv64_flims, u280_kv64, u280_k32, tiny, small, demo, not 'huge'"),
     (["generate", "--set", "trees=3"], "trees must be a power of two"),
     (["generate", "--set", "speed=3"], "--set takes KEY=VALUE with KEY one of"),
     (["sort", "--config", "tiny", "--input", "/nonexistent", "--output", "o"],

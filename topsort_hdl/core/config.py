@@ -246,12 +246,16 @@ PRESETS = {
     # Records beyond the paper's on the U280 (docs/record-formats.md): 16 bytes (64-bit keys
     # and values, 4 to a 512-bit beat: the paper's bytes per cycle, half its records) and
     # 4 bytes (32-bit keys alone: the paper's records per cycle, a 256-bit beat).
-    # What `topsort-hdl explore` finds (docs/explorer.md), 8-byte records, 65% of the device's
-    # LUTs at most: on the U280 and the U55C at 4 GB, the U280 shape with FLiMS merge units;
+    # What `topsort-hdl explore` finds (docs/explorer.md) within 65% of the device's LUTs:
+    # 8-byte records on the U280 and the U55C at 4 GB, the U280 shape with FLiMS merge units;
     # on the U50, whose two dies hold 16 such trees only at 72% of its LUTs, 8 trees (2 GB).
     "u280_flims": KernelConfig(name="u280_flims", presort=1, merge_unit="flims"),
     "u55c_flims": KernelConfig(name="u55c_flims", board="u55c", presort=1, merge_unit="flims"),
     "u50": KernelConfig(name="u50", board="u50", trees=8, presort=1, merge_unit="flims"),
+    # 16-byte records on the U280: phase 2 reuses 8 trees, so its root merges 32 records a
+    # cycle (twice the bytes of 8-byte records) through 8 ports; FLiMS units make it fit.
+    "u280_kv64_flims": KernelConfig(name="u280_kv64_flims", key_bits=64, value_bits=64,
+                                    rate=4, reuse=8, presort=1, merge_unit="flims"),
     "u280_kv64": KernelConfig(name="u280_kv64", key_bits=64, value_bits=64, rate=4, presort=1),
     "u280_k32": KernelConfig(name="u280_k32", value_bits=0, presort=1),
     "tiny": KernelConfig(name="tiny", board="sim", trees=4, rate=2, leaves=4, reuse=2,

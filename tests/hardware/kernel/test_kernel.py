@@ -175,7 +175,7 @@ def test_tiny_kernel_in_icarus():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["u280", "u280_flims", "u50"])
+@pytest.mark.parametrize("name", ["u280", "u280_flims", "u50", "u280_kv64_flims"])
 def test_hbm_kernel_in_verilator(name):
     # The paper's shape, and the explorer's (FLiMS units; the U50's 8 trees), both phases in
     # one run: 4096
@@ -231,7 +231,8 @@ def test_tiny_kernel_with_port_register_stages():
     pytest.param("u280", (), marks=pytest.mark.slow),
     pytest.param("u280_flims", (), marks=pytest.mark.slow),
     pytest.param("u55c_flims", (), marks=pytest.mark.slow),
-    pytest.param("u50", (), marks=pytest.mark.slow)])
+    pytest.param("u50", (), marks=pytest.mark.slow),
+    pytest.param("u280_kv64_flims", (), marks=pytest.mark.slow)])
 def test_kernel_verilator_lint_is_clean(name, overrides):
     # small and u280: a minute or more each to generate and lint, so under `slow`; u280 gets
     # its floorplan's port stages, tiny some too (the simulation board has no floorplan).
