@@ -26,6 +26,7 @@ from topsort_hdl.hardware.block import (
 from topsort_hdl.hardware.kernel.kernel import TopSortKernel
 from topsort_hdl.hardware.tree.reuse import ReuseSwitch
 from topsort_hdl.targets.kernel_verilog import kernel_verilog
+from topsort_hdl.targets.vitis.project import board_floorplan
 
 GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.json"
 
@@ -422,3 +423,15 @@ def test_the_generators_peak_memory_is_its_own_not_the_parents():
     measured = measure_generator("tiny")
     assert measured["modules"] > 0 and 0 < measured["peak_mb"] < 300
     del held
+
+
+def test_a_shape_the_papers_figures_cannot_place_is_estimated_without_port_stages():
+    """A new shape too big for the paper's per-tree figures (8 reused trees of 16-byte
+    records): its estimate counts its ports without register stages rather than failing, so
+    that its own figures can be measured and stored (the floorplan then uses them)."""
+    config = dataclasses.replace(PRESETS["u280_kv64_flims"], name="custom")
+    with pytest.raises(ValueError, match="does not fit on u280"):
+        board_floorplan(config)
+    bill = kernel_bill(config)
+    assert bill.port_stages == (0,) * config.trees
+    assert bill.groups["register slices"] == ["register_slice_s0"] * config.trees

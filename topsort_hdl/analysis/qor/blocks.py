@@ -91,7 +91,12 @@ def merge_unit(config, rate):
 def _port_stages(config):
     from ...targets.vitis.project import board_floorplan
 
-    plan = board_floorplan(config)
+    try:
+        plan = board_floorplan(config)
+    except ValueError:
+        # (no placement with the figures at hand: the paper's, before a new shape's own are
+        # stored; the estimate then counts ports without stages, and plans with its figures)
+        plan = None
     return tuple(plan.stages) if plan is not None else (0,) * config.trees
 
 
