@@ -87,6 +87,7 @@ def run(args):
     from ..analysis.explore.price import DISTRIBUTIONS
     from ..analysis.perf.model import DISTRIBUTIONS as ORDERS
     from ..analysis.perf.sweep import parse_size
+    from ..analysis.qor.synth import SynthesisError
     from ..core.config import PRESETS, presets_dir
 
     try:
@@ -125,7 +126,11 @@ def run(args):
                 f"rules)" if refused else ""))
     figures = BlockFigures(scheduler=args.scheduler, workers=args.workers, progress=progress)
     budget = args.budget / 100
-    points, unpriced = price_points(configs, size, figures, budget, orders, progress)
+    try:
+        points, unpriced = price_points(configs, size, figures, budget, orders, progress)
+    except SynthesisError as error:     # (a tool's failure, not the user's: status 1)
+        print(f"topsort-hdl: explore: {error}", file=sys.stderr)
+        return 1
     progress(f"priced {len(points)} points: {figures.cached} blocks from the cache, "
              f"{figures.synthesised} synthesised")
     for line in front_table(points, unpriced, size, budget, _reference(points, space.board)):
