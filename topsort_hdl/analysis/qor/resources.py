@@ -138,6 +138,10 @@ def _floorplan_lines(estimate):
         return " / ".join(str(len(plan.trees_on(die))) for die in range(len(board.slrs)))
 
     _, source = floorplan_estimates(c)
+    try:
+        generation = split(board_floorplan(c))
+    except ValueError:
+        generation = "none fits (store this estimate's figures: make figures)"
     dies = "/".join(str(die) for die in range(len(board.slrs)))
     return [f"floorplan with these estimates (95% dies): trees per SLR{dies} {split(plan)}; "
-            f"generation, with {source}: {split(board_floorplan(c))}"]
+            f"generation, with {source}: {generation}"]
