@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model explore lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model explore formal lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -30,6 +30,8 @@ help:
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
 	@echo "make explore    the Pareto front of GB/s against LUTs for HBM_BOARD (default u280) at"
 	@echo "                4 GB: table, PNG and JSON under build/explore/ (EXPLORE: more options)"
+	@echo "make formal     prove every block's properties with SymbiYosys and catch each block's"
+	@echo "                broken variant: table of proofs (FORMAL: proof names to run)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
@@ -54,7 +56,7 @@ $(SYSTEM): scripts/ensure-system-tools.sh | $(STAMP)
 	touch $@
 
 test: setup
-	$(VPY) -m pytest -n $(JOBS) -m "not slow" --durations=15
+	$(VPY) -m pytest -n $(JOBS) -m "not slow and not formal" --durations=15
 
 test-slow: setup
 	$(VPY) -m pytest -n $(JOBS) -m slow
@@ -106,6 +108,9 @@ explore: setup
 	@mkdir -p build/explore
 	$(VENV)/bin/topsort-hdl explore --board $(HBM_BOARD) --bytes 4G $(EXPLORE) \
 		--plot build/explore/$(HBM_BOARD).png --json build/explore/$(HBM_BOARD).json
+
+formal: setup
+	$(VENV)/bin/topsort-hdl formal --broken --jobs $(JOBS) $(FORMAL)
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl tests

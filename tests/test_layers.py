@@ -19,6 +19,9 @@ this test reads it). Lowest first:
   ``kernel_sort.py`` behind ``topsort-hdl sort``) and the tree model, whose padded layout is
   the Amaranth record layout the testbenches pack bundles with. The cocotb kernel testbench
   drives the simulated kernel through the host library, hence host below simulation.
+- ``formal``: the proofs of the blocks' properties (``formal/``): each block's environment,
+  the list of proofs with their broken variants, and the SymbiYosys runner. Beside the
+  simulation layer, not above it: a proof needs no simulator.
 - ``analysis``: the performance model, QoR and the golden figures' format and policy. QoR
   measures benchmark sorts in simulation and synthesises the targets' output, hence analysis
   above simulation and targets. The performance model is plain Python but belongs here:
@@ -65,6 +68,7 @@ LAYERS = {
                 "topsort_hdl/targets/onchip/*.py"],
     "host": ["topsort_hdl/host/**.py", "topsort_hdl/targets/vitis/templates/host.py"],
     "simulation": ["topsort_hdl/sim/**.py"],
+    "formal": ["topsort_hdl/formal/**.py"],
     "analysis": ["topsort_hdl/analysis/**.py"],
     "cli": ["topsort_hdl/cli/**.py", "topsort_hdl/__main__.py"],
 }

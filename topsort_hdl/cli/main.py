@@ -3,7 +3,7 @@
 
 import sys
 
-from . import bench, bitstream, configs, explore, generate, model, qor, sort, unit
+from . import bench, bitstream, configs, explore, formal, generate, model, qor, sort, unit
 from .options import PROG, Parser, UsageError
 
 __all__ = ["main", "parser"]
@@ -11,7 +11,7 @@ __all__ = ["main", "parser"]
 # In the order `topsort-hdl --help` lists them.
 COMMANDS = {"configs": configs, "generate": generate, "sort": sort, "unit": unit,
             "bench": bench, "model": model, "explore": explore, "qor": qor,
-            "bitstream": bitstream}
+            "formal": formal, "bitstream": bitstream}
 
 
 def version():

@@ -3,6 +3,8 @@
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
+from .properties import check, held_until_taken, is_formal, order_kept
+
 __all__ = ["RegisteredFlagsFIFO"]
 
 
@@ -45,6 +47,8 @@ class RegisteredFlagsFIFO(Elaboratable):
                 m.d.sync += [self.r_data.eq(self.w_data), self.r_rdy.eq(1)]
             with m.Elif(self.r_en):
                 m.d.sync += self.r_rdy.eq(0)
+            if is_formal(platform):
+                self._properties(m, level=self.r_rdy, peek=lambda offset: self.r_data)
             return m
 
         m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
@@ -88,4 +92,34 @@ class RegisteredFlagsFIFO(Elaboratable):
             stored.eq(write | stored & ~(load & (count == 1))),
             full.eq(~load & (full | write & (count == depth - 1))),
         ]
+        if is_formal(platform):
+            check(m, (produce < depth) & (consume < depth), "pointers inside the memory")
+            check(m, full == (count == depth), "full flag is count == depth")
+            check(m, stored == (count != 0), "stored flag is count != 0")
+            check(m, produce == Mux(consume + count >= depth, consume + count - depth,
+                                    consume + count), "pointers are count apart")
+            self._properties(m, level=count + self.r_rdy if self.buffered else count,
+                             peek=self._peek(m, storage, consume))
         return m
+
+    def _peek(self, m, storage, consume):
+        """The data of the entry ``offset`` places behind the head, through a read port of
+        its own (formal builds only)."""
+        def peek(offset):
+            port = storage.read_port(domain="comb")
+            # (a buffered queue's head, when it has one, is its head register)
+            ahead = self.r_rdy if self.buffered else 0
+            slot = consume + (offset - ahead)[:len(consume) + 1]
+            m.d.comb += port.addr.eq(Mux(slot >= self.depth, slot - self.depth, slot))
+            return Mux((offset == 0) & self.r_rdy, self.r_data, port.data)
+        return peek
+
+    def _properties(self, m, level, peek):
+        """The FIFO rules: no write while full, no read while empty unless buffered (which
+        ignores it), the head held until read, and what enters leaves once, in order."""
+        check(m, ~self.w_en | self.w_rdy, "written while full")
+        if not self.buffered:
+            check(m, ~self.r_en | self.r_rdy, "read while empty")
+        held_until_taken(m, self.r_rdy, self.r_en, self.r_data, "head")
+        order_kept(m, self.w_en, self.w_data, self.r_en & self.r_rdy, self.r_data, level,
+                   self.capacity, "queue", peek)

@@ -9,6 +9,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.utils import exact_log2
 
+from ..properties import is_formal
 from .bitonic import BitonicMergeNetwork
 from .cas import less_than
 from .credit import CreditCounter
@@ -137,6 +138,8 @@ class FlimsMergeUnit(StreamMergeUnit):
             m.d.sync += delayed.eq(flags)
             flags = delayed
         m.d.comb += [result.last.eq(flags.last), result_valid.eq(flags.valid)]
+        if is_formal(platform):
+            self.unit_properties(m)
         return m
 
     def _banks(self, m, side, entry):

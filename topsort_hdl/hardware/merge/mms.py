@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
+from ..properties import is_formal
 from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
 from .lanes import LaneFIFO, stream_out
@@ -167,6 +168,8 @@ class MmsMergeUnit(StreamMergeUnit):
         result = Signal(self._bundle)
         m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last)]
         stream_out(m, o_fifo, self.o, result, flags.emits)
+        if is_formal(platform):
+            self.unit_properties(m)
         return m
 
 

@@ -4,6 +4,7 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from ..block import Block
+from ..properties import RunTally, check, runs_sorted, stream_rules
 from ..records import (
     MAX_MERGE_RATE,
     BundleLayout,
@@ -103,3 +104,20 @@ class StreamMergeUnit(Block):
     @property
     def output_depth(self):
         return self._output_depth
+
+    def unit_properties(self, m):
+        """The contract, asserted in formal builds (inputs assumed sorted runs): the output
+        keeps the stream rules and carries sorted runs; each run leaves with as many bundles
+        as its two inputs brought, and any one record value as often as they brought it."""
+        stream_rules(m, self.o, "o")
+        runs_sorted(m, self.o, "o")
+        tally = RunTally(m, self._record, run_bits=5)
+        _, a_bundles, a_matches, _ = tally.tally(self.a, "a")
+        _, b_bundles, b_matches, _ = tally.tally(self.b, "b")
+        o_runs, o_bundles, o_matches, o_here = tally.tally(self.o, "o")
+        o = self.o
+        with m.If(o.valid & o.ready & o.payload.last & (o_runs == tally.run)):
+            check(m, o_bundles + 1 == a_bundles + b_bundles,
+                  "o: a run left with other than one bundle per bundle in")
+            check(m, o_matches + o_here == a_matches + b_matches,
+                  "o: a record of a run was lost or doubled")
