@@ -116,9 +116,8 @@ def test_the_register_table_is_u280s_map():
     """kernel-contract.md's register table (its Meaning column is prose) holds the offsets,
     names, sizes and access of u280's RegisterMap, the map kernel.xml and the RTL use."""
     from topsort_hdl.core.config import PRESETS
-    from topsort_hdl.core.contract import kernel_arguments
+    from topsort_hdl.core.contract import kernel_arguments, kernel_counters
     from topsort_hdl.core.register_map import RegisterMap
-    from topsort_hdl.hardware.kernel.kernel import kernel_counters
 
     config = PRESETS["u280"]
     regs = RegisterMap(kernel_arguments(config), kernel_counters(config))

@@ -6,12 +6,26 @@ The configuration checks its burst sizes with these; the AXI signatures and engi
 
 from .params import check_int, check_range
 
-__all__ = ["PAGE_BYTES", "MAX_BURST_BEATS", "MAX_DATA_WIDTH", "MAX_OUTSTANDING", "AxiParams"]
+__all__ = ["PAGE_BYTES", "MAX_BURST_BEATS", "MAX_DATA_WIDTH", "MAX_OUTSTANDING",
+           "AXI4_CHANNELS", "AxiParams"]
 
 PAGE_BYTES = 4096          # no INCR burst may cross a 4 KB boundary
 MAX_BURST_BEATS = 256      # AxLEN is 8 bits in AXI4
 MAX_DATA_WIDTH = 1024      # the widest data bus AXI4 defines
 MAX_OUTSTANDING = 256      # the most bursts a read or write engine keeps in flight
+
+# An AXI4 port's channels (INCR bursts; no region or user signals), named as AMBA, Vitis and
+# cocotbext-axi name them: each channel's payload signals and whether it runs from master to
+# subordinate; VALID and READY follow each payload. A port lists its signals channel by
+# channel in PORT_ORDER.
+AXI4_CHANNELS = {
+    "aw": (("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"), True),
+    "w": (("data", "strb", "last"), True),
+    "b": (("id", "resp"), False),
+    "ar": (("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"), True),
+    "r": (("id", "data", "resp", "last"), False),
+}
+PORT_ORDER = ("aw", "ar", "w", "b", "r")
 
 
 def check_power_in_range(name, value, low, high):
@@ -46,6 +60,21 @@ class AxiParams:
     @property
     def beat_bytes(self):
         return self.data_width // 8
+
+    def port_signals(self):
+        """A master port's signals in port order, as ``(channel, name, bits, from_master)``
+        (see :data:`AXI4_CHANNELS`): the one table the signature, the kernel's wiring and the
+        floorplan's count of the wires crossing a die read."""
+        bits = {"id": self.id_width, "addr": self.addr_width, "len": 8, "size": 3, "burst": 2,
+                "lock": 1, "cache": 4, "prot": 3, "qos": 4, "data": self.data_width,
+                "strb": self.data_width // 8, "last": 1, "resp": 2}
+        signals = []
+        for channel in PORT_ORDER:
+            payload, forward = AXI4_CHANNELS[channel]
+            signals += [(channel, channel + name, bits[name], forward) for name in payload]
+            signals += [(channel, f"{channel}valid", 1, forward),
+                        (channel, f"{channel}ready", 1, not forward)]
+        return signals
 
     @property
     def size_code(self):

@@ -8,7 +8,8 @@ runs a host needs none of the HDL toolchain.
 
 - the control word's bits and the register slots (``ap_ctrl_hs``, as Vitis HLS lays them out);
 - :data:`STATUS_BITS`, why a job ended without sorting or what went wrong;
-- the arguments, in register order (:func:`kernel_arguments`);
+- the arguments, in register order (:func:`kernel_arguments`), the counters, and the port
+  each argument is reached through (:func:`argument_ports`, named as Vitis names them);
 - the completion report the kernel writes to its ``report`` buffer at the end of every job
   (:data:`REPORT_FIELDS`, :data:`REPORT_TREE_FIELDS`, :func:`parse_report`);
 - the layout descriptor (:func:`layout_descriptor`, :class:`Layout`): record format, half and
@@ -27,7 +28,8 @@ __all__ = [
     "IRQ_DONE", "IRQ_READY", "STATUS_BITS", "status_names",
     "RECORDS_ARGUMENT", "RECORDS_BITS", "KEY_ORDER_ARGUMENT", "KEY_ORDER_BITS", "KEY_TYPE_CODES",
     "KEY_ORDER_DESCENDING", "key_order_word", "order_key", "REPORT_ARGUMENT", "half_argument",
-    "kernel_arguments",
+    "kernel_arguments", "kernel_counters", "CONTROL_PORT", "CONTROL_ADDR_WIDTH", "REPORT_PORT",
+    "master_port", "argument_ports",
     "REPORT_VERSION", "REPORT_FIELDS", "REPORT_TREES_OFFSET", "REPORT_TREE_BYTES",
     "REPORT_TREE_FIELDS", "report_bytes", "report_alignment", "Report", "ReportError",
     "parse_report", "pack_report",
@@ -106,6 +108,33 @@ def kernel_arguments(shape):
     return ([(RECORDS_ARGUMENT, RECORDS_BITS), (KEY_ORDER_ARGUMENT, KEY_ORDER_BITS)]
             + [(half_argument(i, h), 64) for i in range(shape.trees) for h in (0, 1)]
             + [(REPORT_ARGUMENT, 64)])
+
+
+def kernel_counters(shape):
+    """The read-only counters after the arguments, in register order."""
+    return ["phase1_cycles", "phase2_cycles"]
+
+
+# --- the kernel's ports, as kernel.xml, the packaging and the hosts name them ---
+CONTROL_PORT = "s_axi_control"
+CONTROL_ADDR_WIDTH = 12     # the control port's address bits: a 4 KB register space
+REPORT_PORT = 0             # the master the report is written through (tree 0's)
+
+
+def master_port(tree):
+    """Tree i's AXI4 master: ``m00_axi`` ... (its signals ``m00_axi_awaddr`` ...)."""
+    return f"m{tree:02d}_axi"
+
+
+def argument_ports(shape):
+    """Per argument, the interface it is read through: the control port for the record count
+    and the key order, tree i's master for its halves, tree 0's for the report (the port a
+    host's buffer must be reachable from)."""
+    ports = {RECORDS_ARGUMENT: CONTROL_PORT, KEY_ORDER_ARGUMENT: CONTROL_PORT}
+    ports.update({half_argument(i, h): master_port(i) for i in range(shape.trees)
+                  for h in (0, 1)})
+    ports[REPORT_ARGUMENT] = master_port(REPORT_PORT)
+    return ports
 
 
 # --- the completion report: little-endian fields at byte offsets ---

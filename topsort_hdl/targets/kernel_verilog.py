@@ -8,9 +8,9 @@ from pathlib import Path
 
 from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
 
-from ..core.contract import STATUS_BITS, layout_descriptor
+from ..core.contract import CONTROL_PORT, STATUS_BITS, layout_descriptor, master_port
 from ..hardware.block import hierarchical_verilog
-from ..hardware.kernel.kernel import CONTROL_PORT, TopSortKernel, master_port
+from ..hardware.kernel.kernel import TopSortKernel
 from .vitis.connectivity import port_channels
 from .vitis.identity import KERNEL_NAME
 

@@ -10,8 +10,9 @@ from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 from tests.conftest import constructor_error
+from topsort_hdl.core.axi_params import AXI4_CHANNELS as CHANNELS
 from topsort_hdl.hardware.axi import AxiParams
-from topsort_hdl.hardware.axi.register_slice import CHANNELS, AxiRegisterSlice, credit_depth
+from topsort_hdl.hardware.axi.register_slice import AxiRegisterSlice, credit_depth
 
 PARAMS = AxiParams(data_width=64, addr_width=32, id_width=2)
 BACK = ("r", "b")       # the channels the kernel's engines are always ready for

@@ -2,18 +2,25 @@
 the tools would check is checked from the generated files and the kernel's own tables."""
 
 import re
+import subprocess
+import sys
 from xml.etree import ElementTree
 
 import pytest
 
 from topsort_hdl.core.boards import HBM_BOARDS
 from topsort_hdl.core.config import config_from
-from topsort_hdl.core.contract import Layout, default_halves, default_report_address
+from topsort_hdl.core.contract import (
+    Layout,
+    default_halves,
+    default_report_address,
+    kernel_arguments,
+    kernel_counters,
+)
 from topsort_hdl.core.golden.kernel import KernelModel
 from topsort_hdl.core.plan import phase2_leaves
 from topsort_hdl.core.register_map import RegisterMap
 from topsort_hdl.hardware.block import verilog_instances
-from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters
 from topsort_hdl.targets.vitis import link_config, package_tcl, port_channels, write_project
 from topsort_hdl.targets.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 from topsort_hdl.targets.vitis.kernel_xml import kernel_xml
@@ -257,3 +264,16 @@ def test_u55c_project_targets_its_board(tmp_path):
     assert "HALF_BYTES = 536866816ULL" in files["topsort_config.h"]   # 512 MB channels - 4 KB
     # The simulation board has no Vitis board: no Vitis files.
     assert write_project(config_from("tiny"), tmp_path / "sim") == []
+
+
+def test_vitis_files_need_no_amaranth(tmp_path):
+    """kernel.xml, packaging, link configuration, floorplan and host files are written from the
+    core's tables: a machine that only generates or runs hosts needs no HDL toolchain."""
+    code = ("import sys\n"
+            "from topsort_hdl.core.config import config_from\n"
+            "from pathlib import Path\n"
+            "from topsort_hdl.targets.vitis import write_project\n"
+            f"assert write_project(config_from('u280'), Path({str(tmp_path)!r}))\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('amaranth'))\n"
+            "assert not loaded, loaded\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

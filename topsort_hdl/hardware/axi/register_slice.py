@@ -4,21 +4,12 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo
 from amaranth.lib.wiring import In, Out
 
+from ...core.axi_params import AXI4_CHANNELS
 from ..block import Block
 from ..records import check_range
 from .signature import Axi4Signature, AxiParams
 
-__all__ = ["AxiRegisterSlice", "CHANNELS", "credit_depth"]
-
-# Each channel's payload members, and whether it runs from master to subordinate.
-CHANNELS = {
-    "aw": (("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"), True),
-    "w": (("data", "strb", "last"), True),
-    "b": (("id", "resp"), False),
-    "ar": (("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"), True),
-    "r": (("id", "data", "resp", "last"), False),
-}
-
+__all__ = ["AxiRegisterSlice", "credit_depth"]
 
 def credit_depth(stages):
     """Entries of the receiving FIFO of a channel with backpressure over ``stages`` stages.
@@ -137,7 +128,8 @@ class AxiRegisterSlice(Block):
     stages : int
         Register stages, 0 to 16.
     always_ready : iterable of str
-        Channels (keys of :data:`CHANNELS`) whose receiver is always ready.
+        Channels (keys of :data:`~topsort_hdl.core.axi_params.AXI4_CHANNELS`) whose
+        receiver is always ready.
 
     Members
     -------
@@ -157,8 +149,8 @@ class AxiRegisterSlice(Block):
         check_range("stages", stages, 0, 16)
         always_ready = tuple(always_ready)
         for ch in always_ready:
-            if ch not in CHANNELS:
-                raise ValueError(f"always_ready names AXI channels ({', '.join(CHANNELS)}), "
+            if ch not in AXI4_CHANNELS:
+                raise ValueError(f"always_ready names AXI channels ({', '.join(AXI4_CHANNELS)}), "
                                  f"not {ch!r}")
         self.params = params
         self.stages = stages
@@ -166,12 +158,12 @@ class AxiRegisterSlice(Block):
         super().__init__({
             "s": In(Axi4Signature(params)),
             "m": Out(Axi4Signature(params)),
-            "overrun": Out(data.StructLayout({ch: 1 for ch in CHANNELS})),
+            "overrun": Out(data.StructLayout({ch: 1 for ch in AXI4_CHANNELS})),
         })
 
     def elaborate(self, platform):
         m = Module()
-        for ch, (fields, forward) in CHANNELS.items():
+        for ch, (fields, forward) in AXI4_CHANNELS.items():
             ends = [(getattr(port, f"{ch}valid"), getattr(port, f"{ch}ready"),
                      Cat(getattr(port, ch + f) for f in fields)) for port in (self.s, self.m)]
             source, sink = ends if forward else ends[::-1]

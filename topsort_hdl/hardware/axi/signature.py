@@ -29,22 +29,8 @@ class Axi4Signature(wiring.Signature):
         if not isinstance(params, AxiParams):
             raise TypeError(f"params must be an AxiParams, not {params!r}")
         self.params = params
-        a, d, i = params.addr_width, params.data_width, params.id_width
-        members = {}
-        for ch in ("aw", "ar"):
-            members.update({
-                f"{ch}id": Out(i), f"{ch}addr": Out(a), f"{ch}len": Out(8), f"{ch}size": Out(3),
-                f"{ch}burst": Out(2), f"{ch}lock": Out(1), f"{ch}cache": Out(4),
-                f"{ch}prot": Out(3), f"{ch}qos": Out(4), f"{ch}valid": Out(1),
-                f"{ch}ready": In(1),
-            })
-        members.update({
-            "wdata": Out(d), "wstrb": Out(d // 8), "wlast": Out(1), "wvalid": Out(1),
-            "wready": In(1),
-            "bid": In(i), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
-            "rid": In(i), "rdata": In(d), "rresp": In(2), "rlast": In(1), "rvalid": In(1),
-            "rready": Out(1),
-        })
+        members = {name: Out(bits) if from_master else In(bits)
+                   for _, name, bits, from_master in params.port_signals()}
         super().__init__(members)
 
     def __eq__(self, other):

@@ -19,10 +19,12 @@ from amaranth.utils import exact_log2
 
 from ...core.boards import HBM_BOARDS
 from ...core.contract import (
+    CONTROL_ADDR_WIDTH,
     KEY_ORDER_ARGUMENT,
     RECORDS_ARGUMENT,
     REPORT_ARGUMENT,
     REPORT_FIELDS,
+    REPORT_PORT,
     REPORT_TREE_BYTES,
     REPORT_TREE_FIELDS,
     REPORT_TREES_OFFSET,
@@ -30,6 +32,7 @@ from ...core.contract import (
     STATUS_BITS,
     half_argument,
     kernel_arguments,
+    kernel_counters,
     report_bytes,
 )
 from ...core.params import COUNT_BITS
@@ -45,25 +48,21 @@ from .key_order import KEY_ORDER_CONTROL, KeyOrderBeat, decode_key_order
 from .packer import RootPacker
 from .report import ReportWriter
 
-__all__ = ["TopSortKernel", "merge_record", "tree_read_engine", "kernel_arguments",
-           "kernel_counters", "argument_ports", "half_argument", "master_port", "STATUS_BITS",
-           "CONTROL_ADDR_WIDTH", "CONTROL_PORT"]
+__all__ = ["TopSortKernel", "merge_record", "tree_read_engine", "port_register_slice"]
 
-CONTROL_ADDR_WIDTH = 12
 # The channels of each port whose receivers never refuse a beat: the read engine reserves a
 # burst's room when it issues it and the write engines take every response (RREADY and BREADY
 # stay high), so their register stages need no backpressure. A slice flags a beat they refuse,
 # reported as a read or write error: the assumption is checked, not silent.
 PORT_ALWAYS_READY = ("r", "b")
 LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
-REPORT_PORT = 0         # the master the report is written through (tree 0's, a reused tree)
 PASS_BITS = 8           # a tree's pass count (at most COUNT_BITS, with two leaves)
-READ_FROM_MASTER = ("arid", "araddr", "arlen", "arsize", "arburst", "arlock", "arcache",
-                    "arprot", "arqos", "arvalid", "rready")
-READ_TO_MASTER = ("arready", "rid", "rdata", "rresp", "rlast", "rvalid")
-WRITE_FROM_MASTER = ("awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache",
-                     "awprot", "awqos", "awvalid", "wdata", "wstrb", "wlast", "wvalid", "bready")
-WRITE_TO_MASTER = ("awready", "wready", "bid", "bresp", "bvalid")
+
+
+def _port_half(params, channels, from_master):
+    """The names of a master port's signals on ``channels`` in one direction."""
+    return [name for channel, name, _, master in params.port_signals()
+            if channel in channels and master == from_master]
 
 
 def merge_record(config):
@@ -102,35 +101,13 @@ def leaf_beats(config):
     return min(4, -(-REFILL_CYCLES // per_beat))
 
 
-CONTROL_PORT = "s_axi_control"
-
-
-def master_port(tree):
-    """Tree i's AXI4 master: ``m00_axi`` ... (its signals ``m00_axi_awaddr`` ...)."""
-    return f"m{tree:02d}_axi"
-
-
-def argument_ports(config):
-    """Per argument, the interface it is read through: the control port for the record count
-    and the key order, tree i's master for its halves, tree 0's for the report (the port a
-    host's buffer must be reachable from)."""
-    ports = {RECORDS_ARGUMENT: CONTROL_PORT, KEY_ORDER_ARGUMENT: CONTROL_PORT}
-    ports.update({half_argument(i, h): master_port(i) for i in range(config.trees)
-                  for h in (0, 1)})
-    ports[REPORT_ARGUMENT] = master_port(REPORT_PORT)
-    return ports
-
-
-def kernel_counters(config):
-    return ["phase1_cycles", "phase2_cycles"]
-
-
 def _connect_read(m, port, reader, keys):
     """The read half of ``port`` to ``reader``, its data through ``keys`` (a
     :class:`KeyOrderBeat`)."""
-    for name in READ_FROM_MASTER:
+    params = port.signature.params
+    for name in _port_half(params, ("ar", "r"), from_master=True):
         m.d.comb += getattr(port, name).eq(getattr(reader, name))
-    for name in READ_TO_MASTER:
+    for name in _port_half(params, ("ar", "r"), from_master=False):
         if name == "rdata":
             m.d.comb += [keys.i.eq(port.rdata), reader.rdata.eq(keys.o)]
         else:
@@ -154,13 +131,14 @@ def _connect_write(m, port, writer, enable=None):
     turn, so the others' AWREADY and WREADY reach it ungated: it has nothing they could take,
     and the enable stays out of its data path's handshakes. Only the responses are gated: an
     idle writer must not count another's."""
-    for name in WRITE_FROM_MASTER:
+    params = port.signature.params
+    for name in _port_half(params, ("aw", "w", "b"), from_master=True):
         if enable is None:
             m.d.comb += getattr(port, name).eq(getattr(writer, name))
         else:
             with m.If(enable):
                 m.d.comb += getattr(port, name).eq(getattr(writer, name))
-    for name in WRITE_TO_MASTER:
+    for name in _port_half(params, ("aw", "w", "b"), from_master=False):
         value = getattr(port, name)
         if enable is not None and name == "bvalid":
             value = value & enable

@@ -34,13 +34,15 @@ from topsort_hdl.core.contract import (
     ReportError,
     default_halves,
     default_report_address,
+    kernel_arguments,
+    kernel_counters,
+    master_port,
 )
 from topsort_hdl.core.golden.kernel import KernelModel
 from topsort_hdl.core.golden.order import FLOAT_KEY_BITS, KEY_TYPES, order_keys
 from topsort_hdl.core.golden.workloads import make_input, special_keys
 from topsort_hdl.core.plan import tree_plans
 from topsort_hdl.core.register_map import RegisterMap
-from topsort_hdl.hardware.kernel.kernel import kernel_arguments, kernel_counters, master_port
 from topsort_hdl.host import Device, KernelError, pack_records, run_sort, unpack_records
 from topsort_hdl.targets.vitis.connectivity import port_channels
 from topsort_hdl.targets.vitis.kernel_xml import kernel_xml

@@ -10,10 +10,16 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ...core.contract import AP_DONE, AP_START, CONTROL, REPORT_ARGUMENT
+from ...core.contract import (
+    AP_DONE,
+    AP_START,
+    CONTROL,
+    CONTROL_ADDR_WIDTH,
+    REPORT_ARGUMENT,
+    half_argument,
+)
 from ...core.plan import split_records
 from ...hardware.axi.signature import AxiLiteSignature
-from ...hardware.kernel.kernel import CONTROL_ADDR_WIDTH, half_argument
 from .jobs import (
     ERROR_BITS,
     INJECTIONS,

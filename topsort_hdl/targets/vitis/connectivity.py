@@ -8,8 +8,7 @@ the final halves of trees t*S .. t*S+S-1 and writes their free halves, channels
 2tS .. 2tS+2S-1 (HBM[8t:8t+7] on the U280).
 """
 
-from ...core.contract import default_halves
-from ...hardware.kernel.kernel import master_port
+from ...core.contract import default_halves, master_port
 from .identity import KERNEL_NAME, compute_unit
 
 __all__ = ["port_channels", "link_config"]

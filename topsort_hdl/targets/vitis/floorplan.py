@@ -14,10 +14,7 @@ travel less). A tree k dies above its port gets 2k register stages on it (the pa
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Shape
-
 from ...core.boards import Resources
-from ...hardware.axi.signature import Axi4Signature
 
 __all__ = ["Floorplan", "plan_floorplan", "DIE_FILL", "SLL_FILL", "axi_port_signals",
            "floorplan_tcl", "tree_cells", "PHASE2_CELLS", "CONTROL_CELL", "PAPER_U280_ESTIMATES"]
@@ -25,8 +22,7 @@ __all__ = ["Floorplan", "plan_floorplan", "DIE_FILL", "SLL_FILL", "axi_port_sign
 
 def axi_port_signals(params):
     """Wires of one AXI4 master port, both directions (what crosses a die boundary)."""
-    return sum(Shape.cast(member.shape).width
-               for _, member in Axi4Signature(params).members.flatten() if member.is_port)
+    return sum(bits for _, _, bits, _ in params.port_signals())
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,7 @@ XRT writes are the ones the control block decodes.
 
 from xml.etree import ElementTree
 
-from ...core.register_map import RegisterMap
-from ...hardware.kernel.kernel import (
+from ...core.contract import (
     CONTROL_ADDR_WIDTH,
     CONTROL_PORT,
     argument_ports,
@@ -16,6 +15,7 @@ from ...hardware.kernel.kernel import (
     kernel_counters,
     master_port,
 )
+from ...core.register_map import RegisterMap
 from .identity import KERNEL_NAME, vlnv
 
 __all__ = ["kernel_xml", "ADDRESS_RANGE"]

@@ -1,6 +1,6 @@
 """The Vivado script that packages the kernel's Verilog as a Vitis kernel object (.xo)."""
 
-from ...hardware.kernel.kernel import CONTROL_PORT, master_port
+from ...core.contract import CONTROL_PORT, master_port
 from .identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 
 __all__ = ["package_tcl"]
