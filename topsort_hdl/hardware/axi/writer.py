@@ -11,7 +11,7 @@ from ..records import check_at_least, check_power_of_two
 from .reader import check_engine_params
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
 
-__all__ = ["AxiWriteEngine"]
+__all__ = ["AxiWriteEngine", "write_command_layout"]
 
 
 def _borrow(x, y):
@@ -19,6 +19,14 @@ def _borrow(x, y):
     level, where a wide compare is a tree of LUTs."""
     x, y = Value.cast(x), Value.cast(y)
     return (x.as_unsigned() - y.as_unsigned())[max(len(x), len(y))]
+
+
+def write_command_layout(params, ports, slots, length_bits):
+    """A write engine's command: a byte address per port and slot, and the byte count."""
+    return data.StructLayout({
+        "addr": data.ArrayLayout(params.addr_width, ports * slots),
+        "bytes": length_bits,
+    })
 
 
 class AxiWriteEngine(Block):
@@ -94,10 +102,7 @@ class AxiWriteEngine(Block):
         self.max_outstanding = max_outstanding
         self.buffer_beats = buffer_beats
         self.length_bits = length_bits
-        self.command_layout = data.StructLayout({
-            "addr": data.ArrayLayout(params.addr_width, ports * slots),
-            "bytes": length_bits,
-        })
+        self.command_layout = write_command_layout(params, ports, slots, length_bits)
         super().__init__({
             "axi": Out(Axi4Signature(params)).array(ports),
             "cmd": In(stream.Signature(self.command_layout)),

@@ -14,6 +14,7 @@ from amaranth.utils import exact_log2
 
 from ...core.params import COUNT_BITS
 from ..axi.reader import region_layout
+from ..axi.writer import write_command_layout
 from ..block import Block
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
@@ -40,13 +41,6 @@ class ControllerShape:
     def of(cls, config):
         return cls(config.axi, config.length_bits, config.rate, config.leaves,
                    config.runs_per_tree, config.group, config.presort, config.record_bytes)
-
-
-def writer_command_layout(params, ports, slots, length_bits):
-    return data.StructLayout({
-        "addr": data.ArrayLayout(params.addr_width, ports * slots),
-        "bytes": length_bits,
-    })
 
 
 class TreeController(Block):
@@ -85,7 +79,7 @@ class TreeController(Block):
             "feeder_cmd": Out(stream.Signature(feeder_command_layout(COUNT_BITS)))
             .array(config.leaves),
             "packer_cmd": Out(stream.Signature(packer_command_layout(COUNT_BITS))),
-            "writer_cmd": Out(stream.Signature(writer_command_layout(p, 1, 1, length_bits))),
+            "writer_cmd": Out(stream.Signature(write_command_layout(p, 1, 1, length_bits))),
             "writer_done": In(1),
         }
         if config.presort:
