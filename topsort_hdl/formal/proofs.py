@@ -6,12 +6,23 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Elaboratable, Signal
 
+from ..core.axi_params import AxiParams
+from ..hardware.axi.reader import AxiReadEngine
+from ..hardware.axi.writer import AxiWriteEngine
 from ..hardware.merge.credit import CreditCounter
 from ..hardware.merge.flims import FlimsMergeUnit
 from ..hardware.merge.mms import MmsMergeUnit
 from ..hardware.queue import RegisteredFlagsFIFO
 from ..hardware.records import RecordLayout
-from .harness import Harness, any_input, any_ready, sorted_runs_input
+from .harness import (
+    Harness,
+    any_input,
+    any_ready,
+    axi_read_memory,
+    axi_write_memory,
+    sorted_runs_input,
+    stream_input,
+)
 
 __all__ = ["Proof", "PROOFS", "proofs_named"]
 
@@ -105,6 +116,57 @@ def _merge_unit_proof(cls, rate, depth):
                  _merge_unit_environment, "bmc", depth)
 
 
+def _read_engine_environment(m, engine):
+    """Commands of any region for any leaf, any burst size, leaves that take beats when they
+    like, a memory that answers in order with gaps."""
+    stream_input(m, engine.cmd, "cmd")
+    any_input(m, engine.short_bursts)
+    any_ready(m, *engine.leaf)
+    axi_read_memory(m, engine.axi, engine.max_outstanding + 1)
+
+
+def _read_engine_proof(depth):
+    arguments = dict(params=AxiParams(data_width=32, addr_width=12, id_width=1), leaves=2,
+                     burst_bytes=8, short_burst_bytes=4, max_outstanding=2, length_bits=5,
+                     buffer_beats=2)
+
+    class BrokenAxiReadEngine(AxiReadEngine):
+        """The fault: its bursts are planned twice as long as ``burst_bytes``."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.burst_beats *= 2
+
+    return Proof("read-engine-l2", "AxiReadEngine, 2 leaves, 2-beat bursts of 4 bytes",
+                 lambda: AxiReadEngine(**arguments), lambda: BrokenAxiReadEngine(**arguments),
+                 _read_engine_environment, "bmc", depth)
+
+
+def _write_engine_environment(m, engine):
+    """Jobs of any length at any bases, a stream of any beats with gaps, memories that take
+    requests and beats when they like and answer each burst once."""
+    stream_input(m, engine.cmd, "cmd")
+    stream_input(m, engine.i, "i")
+    for axi in engine.axi:
+        axi_write_memory(m, axi, engine.max_outstanding + 1)
+
+
+def _write_engine_proof(ports, slots, depth, fast):
+    arguments = dict(params=AxiParams(data_width=32, addr_width=12), ports=ports, slots=slots,
+                     burst_bytes=8, batch_bytes=8 * ports, max_outstanding=2, length_bits=5)
+    if ports == 1:
+        # The fault: full strobes on every beat, so a job's last beat writes past its bytes.
+        fault = lambda e, m: m.d.comb.__iadd__(e.axi[0].wstrb.eq(-1))  # noqa: E731
+    else:
+        # The fault: WLAST on every beat, so bursts end before their AWLEN says.
+        fault = lambda e, m: m.d.comb.__iadd__(e.axi[ports - 1].wlast.eq(1))  # noqa: E731
+    broken = sabotaged(AxiWriteEngine, fault)
+    return Proof(f"write-engine-p{ports}s{slots}" + ("" if fast else f"-d{depth}"),
+                 f"AxiWriteEngine, {ports} port(s), {slots} slot(s), 2-beat bursts of 4 bytes",
+                 lambda: AxiWriteEngine(**arguments), lambda: broken(**arguments),
+                 _write_engine_environment, "bmc", depth, fast)
+
+
 PROOFS = [
     _queue_proof(1, True, "prove", 8),
     _queue_proof(4, True, "prove", 12),
@@ -114,6 +176,10 @@ PROOFS = [
     _credit_proof(5),
     _merge_unit_proof(MmsMergeUnit, 2, 14),
     _merge_unit_proof(FlimsMergeUnit, 2, 10),
+    _read_engine_proof(16),
+    _write_engine_proof(1, 1, 12, True),
+    _write_engine_proof(1, 1, 15, False),
+    _write_engine_proof(2, 2, 11, True),
 ]
 
 

@@ -348,6 +348,18 @@ def test_writer_flags_error_responses_and_completes():
     assert run.errors == [1, 1]   # sticky until reset
 
 
+def test_writer_top_of_address_space():
+    # A job may end at the top of the address space (only one past it wraps): the write
+    # engine rejected it until its formal proof asked why.
+    params = AxiParams(data_width=64, addr_width=20, id_width=1)
+    engine = AxiWriteEngine(params, 1, burst_bytes=64, length_bits=20)
+    jobs = [([(1 << 20) - 96], bytes(range(96))), ([0x100], bytes(range(13)))]
+    memory = SparseMemory()
+    run = run_writer(engine, jobs, memory=memory)
+    check_writes(engine, jobs, run, memory)
+    assert run.errors == [0, 0]
+
+
 def test_writer_rejects_misaligned_base_without_writing():
     params = AxiParams(data_width=64, addr_width=24, id_width=1)
     engine = AxiWriteEngine(params, 2, burst_bytes=64, batch_bytes=64, length_bits=24)

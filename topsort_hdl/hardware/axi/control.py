@@ -1,6 +1,8 @@
 """The AXI4-Lite control slave of a Vitis RTL kernel (``ap_ctrl_hs``), laid out by its
 :class:`~topsort_hdl.core.register_map.RegisterMap` (offsets and layout are described there)."""
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
@@ -25,6 +27,11 @@ from ..records import check_range
 from .signature import RESP_OKAY, AxiLiteSignature
 
 __all__ = ["ControlRegisters"]
+
+
+def _word(offset):
+    """The index of the 32-bit word at byte ``offset``."""
+    return offset >> 2
 
 
 class ControlRegisters(Block):
@@ -87,32 +94,37 @@ class ControlRegisters(Block):
         bus = self.s_axi_control
         regs = self.register_map
         word_bits = self.addr_width - 2
+        # The bus and the map, and the registers and wires the steps share (each adds its own).
+        st = SimpleNamespace(bus=bus, regs=regs, word_bits=word_bits)
 
-        start = self.start
-        done_flag = Signal()
-        ready_flag = Signal()
-        auto_restart = Signal()
-        gie = Signal()
-        ier = Signal(2)
-        isr = Signal(2)
-        m.d.comb += self.interrupt.eq(gie & isr.any())
+        st.done_flag = Signal()
+        st.ready_flag = Signal()
+        st.auto_restart = Signal()
+        st.gie = Signal()
+        st.ier = Signal(2)
+        st.isr = Signal(2)
+        m.d.comb += self.interrupt.eq(st.gie & st.isr.any())
         # Registered like ap_done, so a kernel that raises idle and done together is never
         # read as idle but not done.
-        idle = Signal()
-        m.d.sync += idle.eq(self.idle)
-
-        def word(offset):
-            return offset >> 2
+        st.idle = Signal()
+        m.d.sync += st.idle.eq(self.idle)
 
         # 32-bit words of every multi-word register: (word index, value, bits in the word).
-        arg_words = []
+        st.arg_words = []
         for name, bits in regs.args:
-            base = word(regs.offset(name))
+            base = _word(regs.offset(name))
             value = self.args[name]
-            arg_words.append((base, value, 0, min(bits, 32)))
+            st.arg_words.append((base, value, 0, min(bits, 32)))
             if bits > 32:
-                arg_words.append((base + 1, value, 32, bits - 32))
+                st.arg_words.append((base + 1, value, 32, bits - 32))
+        self._write_channel(m, st)
+        self._read_channel(m, st)
+        self._handshake(m, st)
+        return m
 
+    def _write_channel(self, m, st):
+        """AW and W held until both are here, then the word written; B."""
+        bus, word_bits = st.bus, st.word_bits
         # --- write channel: hold AW and W until both are here, then apply ---
         aw_full = Signal()
         aw_word = Signal(word_bits)
@@ -129,31 +141,31 @@ class ControlRegisters(Block):
         ]
         with m.If(bus.awvalid & bus.awready):
             m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:]),
-                         aw_control.eq(bus.awaddr[2:] == word(CONTROL))]
+                         aw_control.eq(bus.awaddr[2:] == _word(CONTROL))]
         with m.If(bus.wvalid & bus.wready):
             m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
         with m.If(bvalid & bus.bready):
             m.d.sync += bvalid.eq(0)
 
-        write_control = Signal()  # a write of 1 to ap_start is being applied
-        m.d.comb += write_control.eq(aw_full & w_full & aw_control & w_strb[0] &
+        st.write_control = Signal()  # a write of 1 to ap_start is being applied
+        m.d.comb += st.write_control.eq(aw_full & w_full & aw_control & w_strb[0] &
                                      w_data[AP_START])
         with m.If(aw_full & w_full):
             m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
             with m.Switch(aw_word):
-                with m.Case(word(CONTROL)):
+                with m.Case(_word(CONTROL)):
                     with m.If(w_strb[0]):
-                        m.d.sync += auto_restart.eq(w_data[AUTO_RESTART])
-                with m.Case(word(GIE)):
+                        m.d.sync += st.auto_restart.eq(w_data[AUTO_RESTART])
+                with m.Case(_word(GIE)):
                     with m.If(w_strb[0]):
-                        m.d.sync += gie.eq(w_data[0])
-                with m.Case(word(IER)):
+                        m.d.sync += st.gie.eq(w_data[0])
+                with m.Case(_word(IER)):
                     with m.If(w_strb[0]):
-                        m.d.sync += ier.eq(w_data[:2])
-                with m.Case(word(ISR)):
+                        m.d.sync += st.ier.eq(w_data[:2])
+                with m.Case(_word(ISR)):
                     with m.If(w_strb[0]):
-                        m.d.sync += isr.eq(isr ^ w_data[:2])
-                for index, value, low, bits in arg_words:
+                        m.d.sync += st.isr.eq(st.isr ^ w_data[:2])
+                for index, value, low, bits in st.arg_words:
                     with m.Case(index):
                         for lane in range(4):
                             lo, hi = 8 * lane, min(8 * lane + 8, bits)
@@ -161,6 +173,9 @@ class ControlRegisters(Block):
                                 with m.If(w_strb[lane]):
                                     m.d.sync += value[low + lo:low + hi].eq(w_data[lo:hi])
 
+    def _read_channel(self, m, st):
+        """AR to RDATA in two registered steps; the clear-on-read of the control word."""
+        bus, regs, word_bits = st.bus, st.regs, st.word_bits
         # --- read channel: on the AR handshake, each group of 16 words is narrowed to the
         # addressed word's (the control word sampled then, as the clear-on-read happens);
         # in the next cycle the group is picked into RDATA, held until RREADY. One
@@ -176,24 +191,24 @@ class ControlRegisters(Block):
         ]
         with m.If(rvalid & bus.rready):
             m.d.sync += rvalid.eq(0)
-        read_control = Signal()  # the read of `control` accepted this cycle
+        st.read_control = Signal()  # the read of `control` accepted this cycle
         control = Signal(32)
         m.d.comb += [
-            control[AP_START].eq(start),
-            control[AP_DONE].eq(done_flag),
-            control[AP_IDLE].eq(idle),
-            control[AP_READY].eq(ready_flag),
-            control[AUTO_RESTART].eq(auto_restart),
+            control[AP_START].eq(self.start),
+            control[AP_DONE].eq(st.done_flag),
+            control[AP_IDLE].eq(st.idle),
+            control[AP_READY].eq(st.ready_flag),
+            control[AUTO_RESTART].eq(st.auto_restart),
             control[INTERRUPT].eq(self.interrupt),
         ]
-        words = {word(CONTROL): control, word(GIE): gie, word(IER): ier, word(ISR): isr,
-                 word(regs.status_offset): self.status}
-        for index, value, low, bits in arg_words:
+        words = {_word(CONTROL): control, _word(GIE): st.gie, _word(IER): st.ier,
+                 _word(ISR): st.isr, _word(regs.status_offset): self.status}
+        for index, value, low, bits in st.arg_words:
             words[index] = value[low:low + bits]
         for name in regs.counters:
             counter = self.counters[name]
-            words[word(regs.offset(name))] = counter[:32]
-            words[word(regs.offset(name)) + 1] = counter[32:]
+            words[_word(regs.offset(name))] = counter[:32]
+            words[_word(regs.offset(name)) + 1] = counter[32:]
         group_bits = min(4, word_bits)
         groups = {}
         for index, value in words.items():
@@ -202,7 +217,7 @@ class ControlRegisters(Block):
         r_group = Signal(word_bits - group_bits)
         ar_word = bus.araddr[2:]
         with m.If(bus.arvalid & bus.arready):
-            m.d.comb += read_control.eq(ar_word == word(CONTROL))
+            m.d.comb += st.read_control.eq(ar_word == _word(CONTROL))
             m.d.sync += [reading.eq(1), r_group.eq(ar_word[group_bits:])]
             for g, members in groups.items():
                 m.d.sync += picked[g].eq(0)
@@ -217,22 +232,23 @@ class ControlRegisters(Block):
                     with m.Case(g):
                         m.d.sync += rdata.eq(picked[g])
 
+    def _handshake(self, m, st):
+        """ap_start, ap_done, ap_ready and the interrupt flags, with the kernel."""
         # --- handshake with the kernel; the later assignment wins in each ---
         # A host write of 1 wins over the clear, as in Vitis HLS: a start is never lost.
-        with m.If(self.ready & ~auto_restart):
-            m.d.sync += start.eq(0)
-        with m.If(write_control):
-            m.d.sync += start.eq(1)
+        with m.If(self.ready & ~st.auto_restart):
+            m.d.sync += self.start.eq(0)
+        with m.If(st.write_control):
+            m.d.sync += self.start.eq(1)
         # An event in the cycle of the clearing read stays set: that read did not report it.
-        with m.If(read_control):
-            m.d.sync += [done_flag.eq(0), ready_flag.eq(0)]
+        with m.If(st.read_control):
+            m.d.sync += [st.done_flag.eq(0), st.ready_flag.eq(0)]
         with m.If(self.done):
-            m.d.sync += done_flag.eq(1)
+            m.d.sync += st.done_flag.eq(1)
         with m.If(self.ready):
-            m.d.sync += ready_flag.eq(1)
+            m.d.sync += st.ready_flag.eq(1)
         # Likewise an interrupt event wins over a toggle that would clear it.
-        with m.If(self.done & ier[IRQ_DONE]):
-            m.d.sync += isr[IRQ_DONE].eq(1)
-        with m.If(self.ready & ier[IRQ_READY]):
-            m.d.sync += isr[IRQ_READY].eq(1)
-        return m
+        with m.If(self.done & st.ier[IRQ_DONE]):
+            m.d.sync += st.isr[IRQ_DONE].eq(1)
+        with m.If(self.ready & st.ier[IRQ_READY]):
+            m.d.sync += st.isr[IRQ_READY].eq(1)

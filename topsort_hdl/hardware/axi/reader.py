@@ -1,14 +1,18 @@
 """The read engine: one AXI4 master keeping many leaf buffers fed."""
 
+from types import SimpleNamespace
+
+from amaranth.asserts import AnyConst
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from ...core.axi_params import MAX_OUTSTANDING
+from ...core.axi_params import MAX_BURST_BEATS, MAX_OUTSTANDING, PAGE_BYTES
 from ..block import Block
 from ..merge.beat_sorter import BeatSorter
+from ..properties import check, held_until_taken, is_formal, stream_rules
 from ..records import RecordLayout, check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
@@ -208,37 +212,63 @@ class AxiReadEngine(Block):
         short_bits = exact_log2(self.short_burst_beats)
         leaf_bits = max(1, ceil_log2(leaves))
         region_beats = range((1 << (self.length_bits - lane_bits)) + 2)
+        slot_bits, depth = ceil_log2(self.buffer_beats), self.leaf_beats
+        # The geometry, and the registers and wires the steps share (each adds its own).
+        st = SimpleNamespace(axi=axi, p=p, lanes=lanes, leaves=leaves, lane_bits=lane_bits,
+                             burst_bits=burst_bits, short_bits=short_bits, leaf_bits=leaf_bits,
+                             region_beats=region_beats, slot_bits=slot_bits, depth=depth)
 
-        next_beat = [Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
-                     for i in range(leaves)]         # beat address of the next burst
-        to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
-        pending = Signal(leaves)             # to_issue != 0, kept as a flag
-        narrow = Signal(leaves)              # to_issue < 2 * burst_beats, kept as a flag
+        st.next_beat = [Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
+                       for i in range(leaves)]       # beat address of the next burst
+        st.to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
+        st.pending = Signal(leaves)           # to_issue != 0, kept as a flag
+        st.narrow = Signal(leaves)            # to_issue < 2 * burst_beats, kept as a flag
         # A leaf's bursts come back in order (one ARID per leaf), so its region's last beat is
         # the RLAST that comes once its closing burst is granted and is its only burst in
         # flight. Bursts in flight are counted per leaf (a few bits, where a count of the
         # region's beats took the full length's width and a LUT a bit to load and count).
-        inflight = [Signal(range(self.max_outstanding + 1), name=f"inflight{i}")
-                    for i in range(leaves)]
-        closed = Signal(leaves)              # the leaf's closing burst is granted
-        final = Signal(leaves)               # the leaf's next RLAST ends its region
-        first = Signal(leaves)
-        begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
-        end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
-        returning = Signal(leaves)           # a beat is due
-        committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
-                     for i in range(leaves)]         # buffer entries taken or promised
-        burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
-                     for i in range(leaves)]
-        closing = Signal(leaves)             # the leaf's next burst ends its region
-        request = Signal(leaves)
-        granted = Signal(leaves)             # one-hot: the leaf whose burst goes to AR now
-        granting = Signal()                  # granted.any()
-        advancing = Signal(leaves)           # one-hot: the leaf whose burst went to AR last cycle
-        advanced = Signal()                  # advancing.any()
-        settling = Signal(leaves)
-        loading = Signal(leaves)             # one-hot: a leaf takes a command this cycle
+        st.inflight = [Signal(range(self.max_outstanding + 1), name=f"inflight{i}")
+                      for i in range(leaves)]
+        st.closed = Signal(leaves)            # the leaf's closing burst is granted
+        st.final = Signal(leaves)             # the leaf's next RLAST ends its region
+        st.first = Signal(leaves)
+        st.begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
+        st.end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
+        st.returning = Signal(leaves)         # a beat is due
+        st.committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
+                       for i in range(leaves)]       # buffer entries taken or promised
+        st.burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
+                       for i in range(leaves)]
+        st.closing = Signal(leaves)           # the leaf's next burst ends its region
+        st.request = Signal(leaves)
+        st.granted = Signal(leaves)           # one-hot: the leaf whose burst goes to AR now
+        st.granting = Signal()                # granted.any()
+        st.advancing = Signal(leaves)         # one-hot: the leaf whose burst went to AR last cycle
+        st.advanced = Signal()                # advancing.any()
+        st.settling = Signal(leaves)
+        st.loading = Signal(leaves)           # one-hot: a leaf takes a command this cycle
 
+        # The wires by which a leaf's address and count advance or take a command.
+        st.new_beat = Signal.like(st.next_beat[0])
+        st.new_left = Signal.like(st.to_issue[0])
+        st.new_pending = Signal()
+        st.new_narrow = Signal()
+        self._burst_lengths(m, st)
+        self._grant(m, st)
+        self._decode(m, st)
+        self._returns(m, st)
+        self._buffers(m, st)
+        self._leaf_registers(m, st)
+        # A leaf with beats to issue has beats to return: ``returning`` covers both.
+        m.d.comb += self.idle.eq(~st.returning.any() & ~st.sums.valid & ~st.decoded.valid &
+                                 ~st.granting & ~axi.arvalid & (st.outstanding == 0) &
+                                 ~st.in_flight)
+        if is_formal(platform):
+            self._properties(m, st)
+        return m
+
+    def _burst_lengths(self, m, st):
+        """Each leaf's next burst: its length, whether it ends the region, its request."""
         # Each leaf's next burst runs to the burst boundary (the short one while
         # ``short_bursts``) or to the region's end. Its length is registered, and whether the
         # leaf's buffer has room for it is registered from that: the arbiter reads only
@@ -248,76 +278,77 @@ class AxiReadEngine(Block):
         # The length is two cycles behind a leaf's address and count, so a leaf that has just
         # taken a command sits out a cycle, one just granted three (its burst goes to AR the
         # cycle after the grant, its address and count advance the cycle after that, see below).
-        new_beat = Signal.like(next_beat[0])
-        new_left = Signal.like(to_issue[0])
-        new_pending = Signal()
-        new_narrow = Signal()
+        burst_bits, leaves, short_bits = st.burst_bits, st.leaves, st.short_bits
         for i in range(leaves):
             to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
             m.d.comb += to_boundary.eq(
-                Mux(self.short_bursts, self.short_burst_beats - next_beat[i][:short_bits],
-                    self.burst_beats - next_beat[i][:burst_bits]))
+                Mux(self.short_bursts, self.short_burst_beats - st.next_beat[i][:short_bits],
+                    self.burst_beats - st.next_beat[i][:burst_bits]))
             # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
-            low = to_issue[i][:burst_bits + 1]
+            low = st.to_issue[i][:burst_bits + 1]
             requests = Signal(name=f"requests{i}")     # request's next value
-            m.d.comb += requests.eq(pending[i] & ~settling[i] & ~granted[i] & ~advancing[i] &
-                                    (committed[i] + burst_len[i] <= self.buffer_beats))
+            m.d.comb += requests.eq(st.pending[i] & ~st.settling[i] & ~st.granted[i] &
+                                    ~st.advancing[i] &
+                                    (st.committed[i] + st.burst_len[i] <= self.buffer_beats))
             # (a request's length is the one its room was checked with: held from that check)
             with m.If(~requests):
                 m.d.sync += [
-                    burst_len[i].eq(Mux(narrow[i] & (low < to_boundary), low, to_boundary)),
-                    closing[i].eq(narrow[i] & (low <= to_boundary)),
+                    st.burst_len[i].eq(Mux(st.narrow[i] & (low < to_boundary), low, to_boundary)),
+                    st.closing[i].eq(st.narrow[i] & (low <= to_boundary)),
                 ]
             m.d.sync += [
-                request[i].eq(requests),
-                settling[i].eq(loading[i] | advancing[i]),
+                st.request[i].eq(requests),
+                st.settling[i].eq(st.loading[i] | st.advancing[i]),
             ]
             # One adder for every leaf's address and count (a burst leaves every other cycle
             # at most), and the same wires bring a command's: a leaf's registers take them,
             # nothing else.
-            with m.If(advancing[i] | loading[i]):
-                m.d.sync += [next_beat[i].eq(new_beat), to_issue[i].eq(new_left),
-                             pending[i].eq(new_pending), narrow[i].eq(new_narrow)]
+            with m.If(st.advancing[i] | st.loading[i]):
+                m.d.sync += [st.next_beat[i].eq(st.new_beat), st.to_issue[i].eq(st.new_left),
+                             st.pending[i].eq(st.new_pending), st.narrow[i].eq(st.new_narrow)]
 
+    def _grant(self, m, st):
+        """The round robin over the leaves' requests and the AR channel."""
+        axi, lane_bits, leaf_bits, leaves, p = st.axi, st.lane_bits, st.leaf_bits, st.leaves, st.p
         # Round robin in two registered steps: a leaf is granted from the registered requests
         # (the lowest requesting leaf above the last one granted, else the lowest), and its
         # burst goes to AR from that grant the next cycle. A grant needs AR free in the next
         # cycle, so bursts leave every other cycle at most.
-        outstanding = Signal(range(self.max_outstanding + 1))
+        st.outstanding = Signal(range(self.max_outstanding + 1))
         mask = Signal(leaves)                # the leaves above the one granted last
-        pick, requested = _round_robin(m, request, mask, "arbiter")
-        can_grant = ~granting & (~axi.arvalid | axi.arready) & \
-            (outstanding < self.max_outstanding)
+        pick, requested = _round_robin(m, st.request, mask, "arbiter")
+        can_grant = ~st.granting & (~axi.arvalid | axi.arready) &\
+            (st.outstanding < self.max_outstanding)
         m.d.sync += [
-            granted.eq(Mux(can_grant, pick, 0)),
-            granting.eq(can_grant & requested),
-            advancing.eq(granted),
-            advanced.eq(granting),
+            st.granted.eq(Mux(can_grant, pick, 0)),
+            st.granting.eq(can_grant & requested),
+            st.advancing.eq(st.granted),
+            st.advanced.eq(st.granting),
         ]
         granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
         m.d.sync += granted_index.eq(_one_hot_select(pick, [C(i, leaf_bits)
                                                             for i in range(leaves)]))
         # (compares with the index: prefix ORs of the one-hot would chain)
-        with m.If(granting):
+        with m.If(st.granting):
             m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
 
         with m.If(axi.arready):
             m.d.sync += axi.arvalid.eq(0)
-        issued_len = Signal.like(burst_len[0])
-        issued_left = Signal.like(to_issue[0])
-        issued_closing = Signal()
-        chosen_len = Signal.like(burst_len[0])
+        st.issued_len = Signal.like(st.burst_len[0])
+        st.issued_left = Signal.like(st.to_issue[0])
+        st.issued_closing = Signal()
+        chosen_len = Signal.like(st.burst_len[0])
         # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
-        m.d.comb += chosen_len.eq(Array(burst_len)[granted_index])
-        with m.If(granting):
+        m.d.comb += chosen_len.eq(Array(st.burst_len)[granted_index])
+        with m.If(st.granting):
             m.d.sync += [
                 axi.arvalid.eq(1),
-                axi.araddr.eq(Cat(C(0, lane_bits), Array(next_beat)[granted_index])),
+                axi.araddr.eq(Cat(C(0, lane_bits), Array(st.next_beat)[granted_index])),
                 axi.arlen.eq(chosen_len - 1),
                 axi.arid.eq(granted_index),
-                issued_len.eq(chosen_len),
-                issued_left.eq(Array(to_issue)[granted_index]),
-                issued_closing.eq(closing.bit_select(granted_index, 1)),
+                st.issued_len.eq(chosen_len),
+                st.issued_left.eq(Array(st.to_issue)[granted_index]),
+                st.issued_closing.eq(st.closing.bit_select(granted_index, 1)),
             ]
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
@@ -326,8 +357,12 @@ class AxiReadEngine(Block):
         ]
         # Bursts granted and not yet returned (a grant counts before its AR handshake).
         burst_done = axi.rvalid & axi.rlast
-        m.d.sync += outstanding.eq(outstanding + (can_grant & requested) - burst_done)
+        m.d.sync += st.outstanding.eq(st.outstanding + (can_grant & requested) - burst_done)
 
+    def _decode(self, m, st):
+        """Commands decoded in two registered steps into a leaf's bookkeeping."""
+        axi, p, lanes, leaves = st.axi, st.p, st.lanes, st.leaves
+        lane_bits, burst_bits, region_beats = st.lane_bits, st.burst_bits, st.region_beats
         # Commands are decoded in two registered steps before they reach a leaf's bookkeeping:
         # the sums first (the region's beats, from its length and its offset into the first
         # beat; whether it wraps the address space), then what they mean (a region that wraps,
@@ -338,7 +373,7 @@ class AxiReadEngine(Block):
         # has arrived (``returning`` low).
         cmd = self.cmd.payload
         low_bits = self.length_bits          # the address bits a length can carry
-        sums = Signal(data.StructLayout({
+        st.sums = Signal(data.StructLayout({
             "valid": 1,
             "target": len(cmd.target),
             "known": 1,
@@ -349,7 +384,7 @@ class AxiReadEngine(Block):
             "end": range(1, lanes + 1),
             "wraps": 1,
         }))
-        decoded = Signal(data.StructLayout({
+        st.decoded = Signal(data.StructLayout({
             "valid": 1,
             "hot": leaves,             # one-hot: the leaf named, if it exists
             "bad": 1,
@@ -364,106 +399,118 @@ class AxiReadEngine(Block):
         sums_move = Signal()
         m.d.comb += [
             # (not while a leaf's address advances: they share the wires)
-            decoded_leaves.eq(decoded.valid & ~advanced & ~(returning & decoded.hot).any()),
-            sums_move.eq(sums.valid & ~decoded.valid),
-            self.cmd.ready.eq(~sums.valid),
+            decoded_leaves.eq(st.decoded.valid & ~st.advanced &
+                              ~(st.returning & st.decoded.hot).any()),
+            sums_move.eq(st.sums.valid & ~st.decoded.valid),
+            self.cmd.ready.eq(~st.sums.valid),
         ]
         offset = cmd.addr[:lane_bits]
         with m.If(sums_move):
-            m.d.sync += sums.valid.eq(0)
+            m.d.sync += st.sums.valid.eq(0)
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                sums.valid.eq(1),
-                sums.target.eq(cmd.target),
-                sums.known.eq(cmd.target < leaves),
-                sums.nonzero.eq(cmd.bytes != 0),
-                sums.next_beat.eq(cmd.addr[lane_bits:]),
+                st.sums.valid.eq(1),
+                st.sums.target.eq(cmd.target),
+                st.sums.known.eq(cmd.target < leaves),
+                st.sums.nonzero.eq(cmd.bytes != 0),
+                st.sums.next_beat.eq(cmd.addr[lane_bits:]),
                 # ceil((addr + bytes) / lanes) - floor(addr / lanes): only the offset counts.
-                sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
-                sums.begin.eq(offset),
-                sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
+                st.sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
+                st.sums.begin.eq(offset),
+                st.sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
                 # The region wraps when its end is past 2**addr_width: only possible from the
                 # top 2**length_bits bytes, when bytes > 2**length_bits - (the low address).
-                sums.wraps.eq(cmd.addr[low_bits:].all() &
+                st.sums.wraps.eq(cmd.addr[low_bits:].all() &
                               (cmd.bytes > (~cmd.addr[:low_bits]) + 1)),
             ]
         with m.If(decoded_leaves):
-            m.d.sync += decoded.valid.eq(0)
+            m.d.sync += st.decoded.valid.eq(0)
         with m.If(sums_move):
             m.d.sync += [
-                decoded.valid.eq(1),
-                decoded.hot.eq(Cat(sums.known & (sums.target == i) for i in range(leaves))),
-                decoded.bad.eq(~sums.known | sums.wraps),
-                decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
-                decoded.next_beat.eq(sums.next_beat),
-                decoded.beats.eq(sums.beats),
-                decoded.narrow.eq(sums.beats[burst_bits + 1:] == 0),
-                decoded.begin.eq(sums.begin),
-                decoded.end.eq(sums.end),
+                st.decoded.valid.eq(1),
+                st.decoded.hot.eq(Cat(st.sums.known & (st.sums.target == i)
+                                      for i in range(leaves))),
+                st.decoded.bad.eq(~st.sums.known | st.sums.wraps),
+                st.decoded.load.eq(st.sums.known & ~st.sums.wraps & st.sums.nonzero),
+                st.decoded.next_beat.eq(st.sums.next_beat),
+                st.decoded.beats.eq(st.sums.beats),
+                st.decoded.narrow.eq(st.sums.beats[burst_bits + 1:] == 0),
+                st.decoded.begin.eq(st.sums.begin),
+                st.decoded.end.eq(st.sums.end),
             ]
-        left = Signal.like(to_issue[0])
+        left = Signal.like(st.to_issue[0])
         m.d.comb += [
             # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
-            loading.eq(Mux(decoded.valid & ~advanced & decoded.load, decoded.hot & ~returning,
-                           0)),
-            left.eq(issued_left - issued_len),
-            new_beat.eq(Mux(advanced, axi.araddr[lane_bits:] + issued_len, decoded.next_beat)),
-            new_left.eq(Mux(advanced, left, decoded.beats)),
-            new_pending.eq(~advanced | ~issued_closing),   # a command's region is not empty
-            new_narrow.eq(Mux(advanced, left[burst_bits + 1:] == 0, decoded.narrow)),
+            st.loading.eq(Mux(st.decoded.valid & ~st.advanced & st.decoded.load,
+                             st.decoded.hot & ~st.returning, 0)),
+            left.eq(st.issued_left - st.issued_len),
+            st.new_beat.eq(Mux(st.advanced, axi.araddr[lane_bits:] + st.issued_len,
+                              st.decoded.next_beat)),
+            st.new_left.eq(Mux(st.advanced, left, st.decoded.beats)),
+            # (a command's region is not empty)
+            st.new_pending.eq(~st.advanced | ~st.issued_closing),
+            st.new_narrow.eq(Mux(st.advanced, left[burst_bits + 1:] == 0, st.decoded.narrow)),
         ]
-        with m.If(decoded_leaves & decoded.bad):
+        with m.If(decoded_leaves & st.decoded.bad):
             m.d.sync += self.error.eq(1)
 
+    def _returns(self, m, st):
+        """R: which leaf a beat is for, bursts in flight, a region's first and last beat."""
+        axi, leaf_bits, leaves = st.axi, st.leaf_bits, st.leaves
         # Returning beats go to the buffer of the leaf named by RID (one-hot ``arriving``).
-        rid = axi.rid[:leaf_bits]
-        arriving = Signal(leaves)
-        m.d.comb += arriving.eq(Cat(axi.rvalid & (rid == i) & returning[i]
+        st.rid = axi.rid[:leaf_bits]
+        st.arriving = Signal(leaves)
+        m.d.comb += st.arriving.eq(Cat(axi.rvalid & (st.rid == i) & st.returning[i]
                                     for i in range(leaves)))
         # (the same as arriving.any(), by a multiplexer: wide ORs become chains of LUTs)
-        expected = Signal()
-        m.d.comb += expected.eq(axi.rvalid & (rid < leaves) & returning.bit_select(rid, 1))
+        st.expected = Signal()
+        m.d.comb += st.expected.eq(axi.rvalid & (st.rid < leaves) &
+                                   st.returning.bit_select(st.rid, 1))
         # Errors on R are registered before they reach ``error`` (a cycle later).
         stray = Signal()
-        m.d.sync += stray.eq(axi.rvalid & (~expected | (axi.rresp != RESP_OKAY)))
+        m.d.sync += stray.eq(axi.rvalid & (~st.expected | (axi.rresp != RESP_OKAY)))
         with m.If(stray):
             m.d.sync += self.error.eq(1)
         for i in range(leaves):
             # A burst is in flight from its grant (before AR: none of its beats is back yet) to
             # its RLAST. ``final`` is registered from the count and what changes it this cycle.
             done = Signal(name=f"burst_done{i}")
-            m.d.comb += done.eq(arriving[i] & axi.rlast)
+            m.d.comb += done.eq(st.arriving[i] & axi.rlast)
             closes = Signal(name=f"closes{i}")
-            m.d.comb += closes.eq(closed[i] | granted[i] & closing[i])
-            count = inflight[i]
+            m.d.comb += closes.eq(st.closed[i] | st.granted[i] & st.closing[i])
+            count = st.inflight[i]
             m.d.sync += [
-                count.eq(count + granted[i] - done),
-                closed[i].eq(closes),
-                final[i].eq(closes & Mux(granted[i] == done, count == 1,
-                                         Mux(granted[i], count == 0, count == 2))),
+                count.eq(count + st.granted[i] - done),
+                st.closed[i].eq(closes),
+                st.final[i].eq(closes & Mux(st.granted[i] == done, count == 1,
+                                         Mux(st.granted[i], count == 0, count == 2))),
             ]
-            with m.If(arriving[i]):
-                m.d.sync += first[i].eq(0)
-                with m.If(axi.rlast & final[i]):
-                    m.d.sync += returning[i].eq(0)
+            with m.If(st.arriving[i]):
+                m.d.sync += st.first[i].eq(0)
+                with m.If(axi.rlast & st.final[i]):
+                    m.d.sync += st.returning[i].eq(0)
             # (never with a beat for the leaf: it takes a command only once none is due, so
             # none of its bursts is in flight)
-            with m.If(loading[i]):
+            with m.If(st.loading[i]):
                 m.d.sync += [
-                    closed[i].eq(0),
-                    final[i].eq(0),
-                    first[i].eq(1),
-                    begin[i].eq(decoded.begin),
-                    end[i].eq(decoded.end),
-                    returning[i].eq(1),
+                    st.closed[i].eq(0),
+                    st.final[i].eq(0),
+                    st.first[i].eq(1),
+                    st.begin[i].eq(st.decoded.begin),
+                    st.end[i].eq(st.decoded.end),
+                    st.returning[i].eq(1),
                 ]
 
+    def _buffers(self, m, st):
+        """The leaves' buffer memory: written from R, read round robin into the leaves'."""
+        axi, lanes, leaves, leaf_bits = st.axi, st.lanes, st.leaves, st.leaf_bits
+        depth, slot_bits = st.depth, st.slot_bits
         # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
         # filled from R at its write pointer and read at its read pointer into its beat
         # register, only while that register is empty and no read for it is under way, so every
         # read lands: a slot is free once read. Pointers carry one bit more than a slot index
         # (full and empty differ).
-        slot_bits = ceil_log2(self.buffer_beats)
+        #
         # A slot is never written and read in one cycle (it is read only while it holds a beat,
         # written only once free), so no tool need emulate read-before-write on a collision
         # (Yosys' emulation delays the write a cycle and puts a multiplexer between the block
@@ -476,32 +523,32 @@ class AxiReadEngine(Block):
                         attrs=attrs)
         m.submodules[LEAF_BUFFER_MEMORY] = memory
         write, read = memory.write_port(), memory.read_port()
-        wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
-        rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
-        last_beat = axi.rlast & final.bit_select(rid, 1)
+        st.wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
+        st.rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
+        last_beat = axi.rlast & st.final.bit_select(st.rid, 1)
         beat = Signal(self.beat_layout)      # the beat as it goes to the buffer
         m.d.comb += [
             beat.data.eq(axi.rdata),
-            beat.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
-            beat.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
+            beat.begin.eq(Mux(st.first.bit_select(st.rid, 1), Array(st.begin)[st.rid], 0)),
+            beat.end.eq(Mux(last_beat, Array(st.end)[st.rid], lanes)),
             beat.last.eq(last_beat),
         ]
-        stored = arriving                    # one-hot: the leaf whose beat is written now
-        store = expected                     # stored.any()
-        leaf = rid                           # its index
-        in_flight = C(0, 1)                  # beats between R and the buffer
+        st.stored = st.arriving                # one-hot: the leaf whose beat is written now
+        store = st.expected                   # stored.any()
+        st.leaf = st.rid                       # its index
+        st.in_flight = C(0, 1)                # beats between R and the buffer
         if self.presort is not None:
-            stored, store, in_flight, beat, leaf = self._presort(m, arriving, expected, beat,
-                                                                 rid)
+            st.stored, store, st.in_flight, beat, st.leaf = self._presort(
+                m, st.arriving, st.expected, beat, st.rid)
         m.d.comb += [
-            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[leaf], leaf)),
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in st.wptr)[st.leaf], st.leaf)),
             write.en.eq(store),
             write.data.eq(beat),
         ]
         # Room is reserved, so a beat never finds its leaf's region full.
-        full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
+        st.full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(st.wptr, st.rptr, strict=True))
         overflow = Signal(leaves)
-        m.d.sync += overflow.eq(stored & full)
+        m.d.sync += overflow.eq(st.stored & st.full)
         with m.If(overflow.any()):
             m.d.sync += self.error.eq(1)
 
@@ -510,41 +557,43 @@ class AxiReadEngine(Block):
         # read, among those with a stored beat, an empty register and no read under way or
         # about to be, round robin (the lowest above the leaf chosen two cycles before, else
         # the lowest; two priority chains side by side).
-        stocked = Signal(leaves)             # a leaf has a beat in the memory
-        reads = Signal(leaves)               # one-hot: the leaf read this cycle
+        st.stocked = Signal(leaves)           # a leaf has a beat in the memory
+        st.reads = Signal(leaves)             # one-hot: the leaf read this cycle
         reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
         above = Signal(leaves)               # the leaves above the one chosen before
         # A leaf's beat registers hold ``count`` beats; with the ones read and landing it wants
         # another while they leave room for it, not in the cycle it is read (``stocked`` does
         # not count that read yet).
-        landing = Signal(leaves)             # one-hot: the leaf read two cycles ago
-        depth = self.leaf_beats
-        counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
+        st.landing = Signal(leaves)           # one-hot: the leaf read two cycles ago
+        st.counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
         wants = Signal(leaves)
-        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] &
-                                 (counts[i] + reading[i] + landing[i] < depth)
+        m.d.comb += wants.eq(Cat(st.stocked[i] & ~st.reads[i] &
+                                 (st.counts[i] + reading[i] + st.landing[i] < depth)
                                  for i in range(leaves)))
         m.d.sync += [
-            reads.eq(_round_robin(m, wants, above, "reader")[0]),
-            reading.eq(reads),
-            landing.eq(reading),
+            st.reads.eq(_round_robin(m, wants, above, "reader")[0]),
+            reading.eq(st.reads),
+            st.landing.eq(reading),
         ]
         # From the one-hot choice by AND-OR: no priority chain on the way to the address.
         slot = Signal(slot_bits)
         index = Signal(leaf_bits)
-        with m.If(reads.any()):
+        with m.If(st.reads.any()):
             m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
         m.d.comb += [
-            slot.eq(_one_hot_select(reads, [r[:slot_bits] for r in rptr])),
-            index.eq(_one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            slot.eq(_one_hot_select(st.reads, [r[:slot_bits] for r in st.rptr])),
+            index.eq(_one_hot_select(st.reads, [C(i, leaf_bits) for i in range(leaves)])),
             read.addr.eq(Cat(slot, index)),
-            read.en.eq(reads.any()),
+            read.en.eq(st.reads.any()),
         ]
 
         # The memory's read data in a register next to it, every cycle.
-        landed = Signal(self.beat_layout)
-        m.d.sync += landed.eq(read.data)
+        st.landed = Signal(self.beat_layout)
+        m.d.sync += st.landed.eq(read.data)
 
+    def _leaf_registers(self, m, st):
+        """Each leaf's beat registers and its stream; the buffer's pointers."""
+        depth, leaves, slot_bits = st.depth, st.leaves, st.slot_bits
         for i in range(leaves):
             # Beat registers in a ring: each loads only from the memory, so none has a
             # multiplexer in front (one register: none behind either).
@@ -555,35 +604,124 @@ class AxiReadEngine(Block):
             into = Signal(range(depth), name=f"into{i}") if depth > 1 else C(0, 1)
             out = Signal(range(depth), name=f"out{i}") if depth > 1 else C(0, 1)
             for d in range(depth):
-                with m.If(landing[i] & (into == d)):
-                    m.d.sync += beats[d].eq(landed)
-            m.d.sync += counts[i].eq(counts[i] + landing[i] - taken)
+                with m.If(st.landing[i] & (into == d)):
+                    m.d.sync += beats[d].eq(st.landed)
+            m.d.sync += st.counts[i].eq(st.counts[i] + st.landing[i] - taken)
             if depth > 1:
-                with m.If(landing[i]):
+                with m.If(st.landing[i]):
                     m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
                 with m.If(taken):
                     m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))
             m.d.comb += [
-                self.leaf[i].valid.eq(counts[i] != 0),
+                self.leaf[i].valid.eq(st.counts[i] != 0),
                 self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
                                         if depth > 1 else beats[0]),
             ]
             # A beat counts as stored the cycle after it is written (no path from R through the
             # pointers' compare), so it can be read two cycles after it arrives.
-            next_r = rptr[i] + reads[i]
-            m.d.sync += [wptr[i].eq(wptr[i] + stored[i]), rptr[i].eq(next_r),
-                         stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
+            next_r = st.rptr[i] + st.reads[i]
+            m.d.sync += [st.wptr[i].eq(st.wptr[i] + st.stored[i]), st.rptr[i].eq(next_r),
+                         st.stocked[i].eq(st.wptr[i] != next_r[:slot_bits + 1])]
             # Entries taken or promised: a burst's beats from its grant (its length is held
             # until then), until each is read out of the memory.
-            issued = Mux(granted[i], burst_len[i], 0)
-            m.d.sync += committed[i].eq(committed[i] + issued - reads[i])
+            issued = Mux(st.granted[i], st.burst_len[i], 0)
+            m.d.sync += st.committed[i].eq(st.committed[i] + issued - st.reads[i])
 
-        # A leaf with beats to issue has beats to return: ``returning`` covers both.
-        m.d.comb += self.idle.eq(~returning.any() & ~sums.valid & ~decoded.valid & ~granting &
-                                 ~axi.arvalid & (outstanding == 0) & ~in_flight)
-        return m
+    def _properties(self, m, st):
+        """What the engine promises its memory and its leaves (formal builds only), given a
+        memory that answers each burst once, in order per ARID.
+
+        On AR: the rules of the channel (a request held until taken), beat-aligned bursts of
+        at most ``burst_bytes`` that cross neither a ``burst_bytes`` boundary nor a 4 KB page,
+        ARID a leaf, at most ``max_outstanding`` bursts in flight. A leaf's bursts read its
+        commands' regions, beat by beat, in order and nothing else: for a command the solver
+        chooses, its bursts start exactly where its region's beats left off, and none spans
+        two regions or reads past the beats commanded. A beat is never written to a full
+        buffer; ``error`` rises only after a command that wraps the address space or names no
+        leaf. Each leaf's stream keeps its beat until taken."""
+        # (from the parameter: the engine's own figures are what is checked)
+        burst_beats = self.burst_bytes // self.params.beat_bytes
+        axi, p = self.axi, self.params
+        lane_bits, leaf_bits = st.lane_bits, st.leaf_bits
+        request = Cat(axi.araddr, axi.arlen, axi.arid, axi.arsize, axi.arburst, axi.arcache)
+        held_until_taken(m, axi.arvalid, axi.arready, request, "ar")
+        for i in range(self.leaves):
+            stream_rules(m, self.leaf[i], f"leaf{i}")
+
+        burst = Signal(range(MAX_BURST_BEATS + 1))          # the offered burst's beats
+        beat_address = axi.araddr[lane_bits:]
+        m.d.comb += burst.eq(axi.arlen + 1)
+        page_beats = PAGE_BYTES // p.beat_bytes
+        with m.If(axi.arvalid):
+            check(m, axi.araddr[:lane_bits] == 0, "ar: a burst starts inside a beat")
+            check(m, burst <= burst_beats, f"ar: a burst over {self.burst_bytes} bytes")
+            check(m, beat_address[:exact_log2(burst_beats)] + burst <= burst_beats,
+                  f"ar: a burst crosses a {self.burst_bytes}-byte boundary")
+            if p.addr_width - lane_bits >= exact_log2(page_beats):
+                check(m, beat_address[:exact_log2(page_beats)] + burst <= page_beats,
+                      "ar: a burst crosses a 4 KB page")
+            check(m, axi.arid < self.leaves, "ar: ARID names no leaf")
+        ar_taken = axi.arvalid & axi.arready
+        r_done = axi.rvalid & axi.rready & axi.rlast
+        in_flight = Signal(range(MAX_OUTSTANDING + 2))
+        m.d.sync += in_flight.eq(in_flight + ar_taken - r_done)
+        check(m, in_flight <= self.max_outstanding,
+              f"ar: more than {self.max_outstanding} bursts in flight")
+        full = Signal(self.leaves)
+        m.d.comb += full.eq(st.full)
+        check(m, (st.stored & full) == 0, "a beat written to a full leaf buffer")
+
+        # The commands: their regions in beats, whether the engine takes them (it drops one
+        # that wraps or names no leaf; an empty one has no beat).
+        cmd = self.cmd.payload
+        accepted = self.cmd.valid & self.cmd.ready
+        end = Signal(p.addr_width + 1)
+        m.d.comb += end.eq(cmd.addr + cmd.bytes)
+        wraps = end > (1 << p.addr_width)
+        bad = Signal()
+        m.d.comb += bad.eq((cmd.target >= self.leaves) | wraps)
+        beats = Signal(self.length_bits + 1)
+        m.d.comb += beats.eq(Mux(cmd.bytes == 0, 0,
+                                 (cmd.bytes + cmd.addr[:lane_bits] + p.beat_bytes - 1)
+                                 >> lane_bits))
+        seen_bad = Signal()
+        with m.If(accepted & bad):
+            m.d.sync += seen_bad.eq(1)
+        with m.If(self.error):
+            check(m, seen_bad, "error without a bad command")
+
+        # One leaf, one of its commands (both any), counted in beats: those commanded for the
+        # leaf, those its bursts have read, those before the chosen command's.
+        count_bits = self.length_bits + 6
+        leaf = Signal(leaf_bits)
+        number = Signal(count_bits)
+        m.d.comb += [leaf.eq(AnyConst(leaf_bits)), number.eq(AnyConst(count_bits))]
+        commands, commanded, issued = (Signal(count_bits, name=n)
+                                       for n in ("commands", "commanded", "issued"))
+        chosen, before, start, region = (Signal(name="chosen"),
+                                         Signal(count_bits, name="chosen_before"),
+                                         Signal(len(beat_address), name="chosen_start"),
+                                         Signal(count_bits, name="chosen_beats"))
+        ours = accepted & ~bad & (cmd.target == leaf)
+        with m.If(accepted):
+            m.d.sync += commands.eq(commands + 1)
+        with m.If(ours):
+            m.d.sync += commanded.eq(commanded + beats)
+            with m.If(commands == number):
+                m.d.sync += [chosen.eq(1), before.eq(commanded), start.eq(cmd.addr[lane_bits:]),
+                             region.eq(beats)]
+        with m.If(ar_taken & (axi.arid == leaf)):
+            m.d.sync += issued.eq(issued + burst)
+            check(m, issued + burst <= commanded, "ar: a burst reads beats no command asked for")
+            with m.If(chosen & (issued < before)):
+                check(m, issued + burst <= before, "ar: a burst spans two regions")
+            with m.If(chosen & (issued >= before) & (issued < before + region)):
+                check(m, beat_address == start + (issued - before),
+                      "ar: a burst reads outside its region or out of order")
+                check(m, issued + burst <= before + region, "ar: a burst reads past its region")
 
     def _presort(self, m, arriving, expected, beat, rid):
+
         """Sort each beat's records on its way to the buffer (``presort``): the records of
         bytes ``[begin, end)`` first, in key order, then the others; the beat then holds its
         records from byte 0. The beat and whether to sort it are registered as they arrive, so

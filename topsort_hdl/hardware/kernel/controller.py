@@ -6,6 +6,7 @@ to leave at most F runs, and each pass ping-pongs between the tree's two channel
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
@@ -105,47 +106,70 @@ class TreeController(Block):
         # Record positions inside a half: below twice the record count (runs of the current
         # length cover the records with less than one run to spare), so COUNT_BITS + 1 bits.
         span_bits = COUNT_BITS + 1
+        # The shape's figures, and the registers and wires the steps share (each adds its own).
+        st = SimpleNamespace(c=c, leaves=leaves, final=final, leaf_bits=leaf_bits,
+                             final_bits=final_bits, record_bits=record_bits, span_bits=span_bits)
 
-        total = Signal(COUNT_BITS)             # the tree's records, latched at start
-        runs = Signal(COUNT_BITS)              # runs in the source half
-        run_log2 = self.run_log2               # their length
-        half = self.half                       # the source half
-        active_log2 = Signal(range(leaf_bits + 1))
-        many = Signal()                        # more than F * l runs: every leaf active
-        fits = Signal()                        # at most F runs: phase 1 ends
-        last_active_log2 = Signal(range(leaf_bits + 1))
-        groups = Signal(COUNT_BITS)
-        q = Signal(COUNT_BITS)
-        q1 = Signal(COUNT_BITS + 1)
-        rem = Signal(leaf_bits + 1)
-        threshold = Signal(leaf_bits + 1)      # active leaf k takes q + 1 runs from k >= a - rem
-        threshold_less = Signal(leaf_bits + 1)  # threshold - 1
-        q_span = Signal(span_bits)             # q runs, in records
-        q1_span = Signal(span_bits)            # q + 1 runs
-        source = Signal(64)                    # the pass's source half
+        st.total = Signal(COUNT_BITS)             # the tree's records, latched at start
+        st.runs = Signal(COUNT_BITS)              # runs in the source half
+        st.run_log2 = self.run_log2               # their length
+        st.half = self.half                       # the source half
+        st.active_log2 = Signal(range(leaf_bits + 1))
+        st.many = Signal()                        # more than F * l runs: every leaf active
+        st.fits = Signal()                        # at most F runs: phase 1 ends
+        st.last_active_log2 = Signal(range(leaf_bits + 1))
+        st.groups = Signal(COUNT_BITS)
+        st.q = Signal(COUNT_BITS)
+        st.q1 = Signal(COUNT_BITS + 1)
+        st.rem = Signal(leaf_bits + 1)
+        st.threshold = Signal(leaf_bits + 1)      # active leaf k takes q + 1 runs from k >= a - rem
+        st.threshold_less = Signal(leaf_bits + 1)  # threshold - 1
+        st.q_span = Signal(span_bits)             # q runs, in records
+        st.q1_span = Signal(span_bits)            # q + 1 runs
+        st.source = Signal(64)                    # the pass's source half
+        self._commands(m, st)
+        self._leaf_regions(m, st)
+        self._leaf_queues(m, st)
+        self._pass_sizes(m, st)
+        self._pass_machine(m, st)
+        return m
 
+    def _limit_of(self, st, stage):
+        """The records of the tree a leaf reads (phase 1 alone reads one tree: a constant of
+        the pass)."""
+        return stage.limit if self.reused else st.total
+
+    def _source_of(self, st, stage):
+        """The source half of the tree a leaf reads."""
+        return stage.source if self.reused else st.source
+
+
+    def _commands(self, m, st):
+        """The commands' streams, driven from registers: the write engine's and the packer's
+        one per pass, the feeders' and the reader's from the heads of two-entry queues."""
+        leaves, record_bits = st.leaves, st.record_bits
         # Every command leaves from registers: payloads are loaded a step ahead and held, and
         # each valid is a flip-flop cleared by its transfer.
-        writer_valid = Signal()
-        packer_valid = Signal()
-        writer_addr = Signal(64)
+        st.writer_valid = Signal()
+        st.packer_valid = Signal()
+        st.writer_addr = Signal(64)
         m.d.comb += [
-            self.writer_cmd.valid.eq(writer_valid),
-            self.writer_cmd.payload.addr[0].eq(writer_addr),
-            self.writer_cmd.payload.bytes.eq(total << record_bits),
-            self.packer_cmd.valid.eq(packer_valid),
-            self.packer_cmd.payload.records.eq(total),
+            self.writer_cmd.valid.eq(st.writer_valid),
+            self.writer_cmd.payload.addr[0].eq(st.writer_addr),
+            self.writer_cmd.payload.bytes.eq(st.total << record_bits),
+            self.packer_cmd.valid.eq(st.packer_valid),
+            self.packer_cmd.payload.records.eq(st.total),
         ]
         with m.If(self.writer_cmd.ready):
-            m.d.sync += writer_valid.eq(0)
+            m.d.sync += st.writer_valid.eq(0)
         with m.If(self.packer_cmd.ready):
-            m.d.sync += packer_valid.eq(0)
+            m.d.sync += st.packer_valid.eq(0)
         # writer_valid | packer_valid, in a flip-flop of its own: the leaf pipeline waits for
         # both commands to be taken, and a shared OR of four flags was a chain of LUTs into
         # every pipeline register.
-        ahead = Signal()
-        m.d.sync += ahead.eq((writer_valid & ~self.writer_cmd.ready) |
-                             (packer_valid & ~self.packer_cmd.ready))
+        st.ahead = Signal()
+        m.d.sync += st.ahead.eq((st.writer_valid & ~self.writer_cmd.ready) |
+                             (st.packer_valid & ~self.packer_cmd.ready))
 
         # The leaf commands: a pipeline computes one leaf's region per step (its span of
         # records, then its first and end records, the end clipped to the record count, then
@@ -156,39 +180,44 @@ class TreeController(Block):
         # flip-flops: no ready reaches the pipeline's registers, and both streams can still
         # take a command every cycle (the read engine then serves every leaf's first burst
         # before any second one, as when the commands were combinational).
-        feeder_valid = Signal(leaves)          # the feeder head's command is for feeder j
-        feeder_length = Signal(COUNT_BITS)
-        feeder_next = Signal(data.StructLayout({"valid": 1, "leaf": range(leaves),
+        st.feeder_valid = Signal(leaves)          # the feeder head's command is for feeder j
+        st.feeder_length = Signal(COUNT_BITS)
+        st.feeder_next = Signal(data.StructLayout({"valid": 1, "leaf": range(leaves),
                                                 "length": COUNT_BITS}))
-        reader_valid = Signal()
-        reader_head = Signal(data.StructLayout({"target": range(leaves), "addr": 64,
+        st.reader_valid = Signal()
+        st.reader_head = Signal(data.StructLayout({"target": range(leaves), "addr": 64,
                                                 "length": COUNT_BITS}))
-        reader_next = Signal(data.StructLayout({"valid": 1, "target": range(leaves),
+        st.reader_next = Signal(data.StructLayout({"valid": 1, "target": range(leaves),
                                                 "addr": 64, "length": COUNT_BITS}))
-        feeder_log2 = Signal(range(COUNT_BITS + 1))
-        feeder_groups = Signal(COUNT_BITS)
+        st.feeder_log2 = Signal(range(COUNT_BITS + 1))
+        st.feeder_groups = Signal(COUNT_BITS)
         for j in range(leaves):
             m.d.comb += [
-                self.feeder_cmd[j].valid.eq(feeder_valid[j]),
-                self.feeder_cmd[j].payload.records.eq(feeder_length),
-                self.feeder_cmd[j].payload.run_log2.eq(feeder_log2),
-                self.feeder_cmd[j].payload.groups.eq(feeder_groups),
+                self.feeder_cmd[j].valid.eq(st.feeder_valid[j]),
+                self.feeder_cmd[j].payload.records.eq(st.feeder_length),
+                self.feeder_cmd[j].payload.run_log2.eq(st.feeder_log2),
+                self.feeder_cmd[j].payload.groups.eq(st.feeder_groups),
             ]
         m.d.comb += [
-            self.reader_cmd.valid.eq(reader_valid),
-            self.reader_cmd.payload.target.eq(reader_head.target),
-            self.reader_cmd.payload.addr.eq(reader_head.addr),
-            self.reader_cmd.payload.bytes.eq(reader_head.length << record_bits),
+            self.reader_cmd.valid.eq(st.reader_valid),
+            self.reader_cmd.payload.target.eq(st.reader_head.target),
+            self.reader_cmd.payload.addr.eq(st.reader_head.addr),
+            self.reader_cmd.payload.bytes.eq(st.reader_head.length << record_bits),
         ]
         # A head is free this cycle when it is empty or its command is being taken.
-        feeder_free = Signal()
-        reader_free = Signal()
+        st.feeder_free = Signal()
+        st.reader_free = Signal()
         m.d.comb += [
-            feeder_free.eq(~(feeder_valid & ~Cat(self.feeder_cmd[j].ready
+            st.feeder_free.eq(~(st.feeder_valid & ~Cat(self.feeder_cmd[j].ready
                                                  for j in range(leaves))).any()),
-            reader_free.eq(~reader_valid | self.reader_cmd.ready),
+            st.reader_free.eq(~st.reader_valid | self.reader_cmd.ready),
         ]
 
+    def _leaf_regions(self, m, st):
+        """The region arithmetic: one leaf's span of records, its first and end records, the
+        end clipped to the record count, a step each (steps 1 to 3)."""
+        leaves, final, leaf_bits = st.leaves, st.final, st.leaf_bits
+        final_bits, span_bits = st.final_bits, st.span_bits
         stage_layout = data.StructLayout({
             "valid": 1,
             "leaf": range(leaves),
@@ -202,32 +231,25 @@ class TreeController(Block):
             "source": 64,                      # that tree's source half
         })
         s1 = Signal(stage_layout)
-        # Phase 1 alone reads one tree: its record count and source half are pass constants.
-
-        def limit_of(stage):
-            return stage.limit if self.reused else total
-
-        def source_of(stage):
-            return stage.source if self.reused else source
 
         s2 = Signal(stage_layout)
-        s3 = Signal(stage_layout)
+        st.s3 = Signal(stage_layout)
         position = Signal(span_bits)           # end of the previous leaf's runs
-        injecting = Signal()                   # leaves still to enter the pipeline
-        leaf_in = Signal(range(leaves))
-        advance = Signal()
-        m.d.comb += advance.eq(~feeder_next.valid & ~reader_next.valid & ~ahead)
+        st.injecting = Signal()                   # leaves still to enter the pipeline
+        st.leaf_in = Signal(range(leaves))
+        st.advance = Signal()
+        m.d.comb += st.advance.eq(~st.feeder_next.valid & ~st.reader_next.valid & ~st.ahead)
         # The last leaf's commands leave the queues this cycle: the pipeline is empty after it.
-        issued = ~injecting & ~s1.valid & ~s2.valid & ~s3.valid & \
-            ~feeder_next.valid & ~reader_next.valid & feeder_free & reader_free
+        issued = ~st.injecting & ~s1.valid & ~s2.valid & ~st.s3.valid &\
+            ~st.feeder_next.valid & ~st.reader_next.valid & st.feeder_free & st.reader_free
         # Both registered for the state machine, which moves on a cycle later: the feeders'
         # handshakes stay out of its state logic. The writer's done pulse is kept until the
         # pass's commands are all out.
-        all_issued = Signal()
-        written = Signal()
-        m.d.sync += all_issued.eq(issued)
+        st.all_issued = Signal()
+        st.written = Signal()
+        m.d.sync += st.all_issued.eq(issued)
         with m.If(self.writer_done):
-            m.d.sync += written.eq(1)
+            m.d.sync += st.written.eq(1)
 
         # Step 1: the leaf's span. Phase 1: active leaves are spread, every (l / a)-th one, and
         # active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions). Phase 2: leaf j
@@ -235,37 +257,37 @@ class TreeController(Block):
         # Which leaves are active and which take q + 1 runs is counted along with leaf_in, in
         # flip-flops (a shift of leaf_in by l / a and a compare were 6 LUT levels).
         phase1_span = Signal(span_bits)
-        gap = Signal(leaf_bits)                # leaves to the next active one
-        spread_mask = Signal(leaf_bits)        # l / a - 1
-        k_next = Signal(leaf_bits + 1)         # the next active leaf's k
-        more = Signal()                        # k_next >= threshold
-        is_active = gap == 0
-        m.d.comb += phase1_span.eq(Mux(is_active, Mux(more, q1_span, q_span), 0))
-        in_phase2 = Signal()
-        with m.If(advance):
-            m.d.sync += s1.valid.eq(injecting)
-            with m.If(injecting):
-                m.d.sync += leaf_in.eq(leaf_in + 1)
+        st.gap = Signal(leaf_bits)                # leaves to the next active one
+        st.spread_mask = Signal(leaf_bits)        # l / a - 1
+        st.k_next = Signal(leaf_bits + 1)         # the next active leaf's k
+        st.more = Signal()                        # k_next >= threshold
+        is_active = st.gap == 0
+        m.d.comb += phase1_span.eq(Mux(is_active, Mux(st.more, st.q1_span, st.q_span), 0))
+        st.in_phase2 = Signal()
+        with m.If(st.advance):
+            m.d.sync += s1.valid.eq(st.injecting)
+            with m.If(st.injecting):
+                m.d.sync += st.leaf_in.eq(st.leaf_in + 1)
                 with m.If(is_active):
-                    m.d.sync += [gap.eq(spread_mask), k_next.eq(k_next + 1),
-                                 more.eq(more | (k_next == threshold_less))]
+                    m.d.sync += [st.gap.eq(st.spread_mask), st.k_next.eq(st.k_next + 1),
+                                 st.more.eq(st.more | (st.k_next == st.threshold_less))]
                 with m.Else():
-                    m.d.sync += gap.eq(gap - 1)
-                with m.If(leaf_in == leaves - 1):
-                    m.d.sync += injecting.eq(0)
+                    m.d.sync += st.gap.eq(st.gap - 1)
+                with m.If(st.leaf_in == leaves - 1):
+                    m.d.sync += st.injecting.eq(0)
                 m.d.sync += [
-                    s1.leaf.eq(leaf_in),
-                    s1.restart.eq(leaf_in == 0),
+                    s1.leaf.eq(st.leaf_in),
+                    s1.restart.eq(st.leaf_in == 0),
                     s1.span.eq(phase1_span),
                     s1.nonzero.eq(is_active),   # q + 1 >= 1 and q >= 1 when a <= R
                 ]
                 if self.reused:
-                    m.d.sync += [s1.limit.eq(total), s1.source.eq(source)]
-                    tree = leaf_in >> final_bits
+                    m.d.sync += [s1.limit.eq(st.total), s1.source.eq(st.source)]
+                    tree = st.leaf_in >> final_bits
                     g_halves = self.group_halves[tree]
-                    with m.If(in_phase2):
+                    with m.If(st.in_phase2):
                         m.d.sync += [
-                            s1.restart.eq((leaf_in & (final - 1)) == 0),
+                            s1.restart.eq((st.leaf_in & (final - 1)) == 0),
                             s1.span.eq(C(1, span_bits) << self.group_run_log2[tree]),
                             s1.nonzero.eq(1),
                             s1.limit.eq(self.group_records[tree]),
@@ -281,172 +303,184 @@ class TreeController(Block):
                 m.d.sync += position.eq(end)
 
             # Step 3: the end clipped to the record count; empty past it.
-            nonzero = s2.nonzero & (s2.first < limit_of(s2))
+            nonzero = s2.nonzero & (s2.first < self._limit_of(st, s2))
             m.d.sync += [
-                s3.eq(s2),
-                s3.end.eq(Mux(s2.end < limit_of(s2), s2.end, limit_of(s2))),
-                s3.nonzero.eq(nonzero),
-                s3.read.eq(s2.valid & nonzero),
+                st.s3.eq(s2),
+                st.s3.end.eq(Mux(s2.end < self._limit_of(st, s2), s2.end, self._limit_of(st, s2))),
+                st.s3.nonzero.eq(nonzero),
+                st.s3.read.eq(s2.valid & nonzero),
             ]
 
+    def _leaf_queues(self, m, st):
+        """Step 4: each leaf's length and byte address into the feeder and reader queues."""
+        record_bits = st.record_bits
         # Step 4, into the queues: the length and the byte address.
-        push = advance & s3.valid
-        length = Signal(COUNT_BITS)
-        addr = Signal(64)
+        push = st.advance & st.s3.valid
+        st.length = Signal(COUNT_BITS)
+        st.addr = Signal(64)
         m.d.comb += [
-            length.eq(Mux(s3.nonzero, s3.end - s3.first, 0)),
-            addr.eq(source_of(s3) + (s3.first << record_bits)),
+            st.length.eq(Mux(st.s3.nonzero, st.s3.end - st.s3.first, 0)),
+            st.addr.eq(self._source_of(st, st.s3) + (st.s3.first << record_bits)),
         ]
-        with m.If(feeder_free):
-            with m.If(feeder_next.valid):
-                m.d.sync += [feeder_valid.eq(1 << feeder_next.leaf),
-                             feeder_length.eq(feeder_next.length), feeder_next.valid.eq(0)]
+        with m.If(st.feeder_free):
+            with m.If(st.feeder_next.valid):
+                m.d.sync += [st.feeder_valid.eq(1 << st.feeder_next.leaf),
+                             st.feeder_length.eq(st.feeder_next.length), st.feeder_next.valid.eq(0)]
             with m.Elif(push):
-                m.d.sync += [feeder_valid.eq(1 << s3.leaf), feeder_length.eq(length)]
+                m.d.sync += [st.feeder_valid.eq(1 << st.s3.leaf), st.feeder_length.eq(st.length)]
             with m.Else():
-                m.d.sync += feeder_valid.eq(0)
+                m.d.sync += st.feeder_valid.eq(0)
         with m.Elif(push):
-            m.d.sync += [feeder_next.valid.eq(1), feeder_next.leaf.eq(s3.leaf),
-                         feeder_next.length.eq(length)]
-        push_read = advance & s3.read
-        with m.If(reader_free):
-            with m.If(reader_next.valid):
-                m.d.sync += [reader_valid.eq(1), reader_head.target.eq(reader_next.target),
-                             reader_head.addr.eq(reader_next.addr),
-                             reader_head.length.eq(reader_next.length),
-                             reader_next.valid.eq(0)]
+            m.d.sync += [st.feeder_next.valid.eq(1), st.feeder_next.leaf.eq(st.s3.leaf),
+                         st.feeder_next.length.eq(st.length)]
+        push_read = st.advance & st.s3.read
+        with m.If(st.reader_free):
+            with m.If(st.reader_next.valid):
+                m.d.sync += [st.reader_valid.eq(1), st.reader_head.target.eq(st.reader_next.target),
+                             st.reader_head.addr.eq(st.reader_next.addr),
+                             st.reader_head.length.eq(st.reader_next.length),
+                             st.reader_next.valid.eq(0)]
             with m.Elif(push_read):
-                m.d.sync += [reader_valid.eq(1), reader_head.target.eq(s3.leaf),
-                             reader_head.addr.eq(addr), reader_head.length.eq(length)]
+                m.d.sync += [st.reader_valid.eq(1), st.reader_head.target.eq(st.s3.leaf),
+                             st.reader_head.addr.eq(st.addr), st.reader_head.length.eq(st.length)]
             with m.Else():
-                m.d.sync += reader_valid.eq(0)
+                m.d.sync += st.reader_valid.eq(0)
         with m.Elif(push_read):
-            m.d.sync += [reader_next.valid.eq(1), reader_next.target.eq(s3.leaf),
-                         reader_next.addr.eq(addr), reader_next.length.eq(length)]
+            m.d.sync += [st.reader_next.valid.eq(1), st.reader_next.target.eq(st.s3.leaf),
+                         st.reader_next.addr.eq(st.addr), st.reader_next.length.eq(st.length)]
 
+    def _pass_sizes(self, m, st):
+        """The wires the pass's sizing reads: the active leaves' count, the presort's state."""
+        c, final_bits, leaf_bits = st.c, st.final_bits, st.leaf_bits
         # The pass's sizes, one step each: how many leaves are active (the smallest power of
         # two leaving <= F runs on the last pass: ceil(R / F) - 1 = (R - 1) // F, and R - 1
         # needs only its low bits when R <= F * l), then q and rem, then the spans.
         decrement = Signal(final_bits + leaf_bits)
-        m.d.comb += decrement.eq(runs[:final_bits + leaf_bits] - 1)
+        m.d.comb += decrement.eq(st.runs[:final_bits + leaf_bits] - 1)
         per_run = decrement[final_bits:]
-        encoded = Signal(range(leaf_bits + 1))
+        st.encoded = Signal(range(leaf_bits + 1))
         for bit in range(leaf_bits):
             with m.If(per_run[bit]):
-                m.d.comb += encoded.eq(bit + 1)
+                m.d.comb += st.encoded.eq(bit + 1)
 
         # Presort (shape.presort): a tree starts from runs of a beat, each sorted by the read
         # engine as pass 1 reads it, when that saves a pass (see plan.tree_plan): when the
         # reach of its passes from runs of a beat, F * l**k >= ceil(records / rate), is below
         # the record count. Otherwise (the same passes, and a last pass at least as wide
         # without) it starts from runs of one record. k is found by shifts, a step each.
-        fresh = Signal()                       # the job's first decision is still to come
-        beat_runs = Signal(COUNT_BITS)         # runs of a beat: ceil(records / rate)
-        reach = Signal(COUNT_BITS + leaf_bits)  # F * l**k
-        below = Signal()                       # reach < beat_runs
-        saves = Signal()                       # presort saves a pass (with this reach)
-        beat_log2 = exact_log2(c.rate) if c.presort else 0
+        st.fresh = Signal()                       # the job's first decision is still to come
+        st.beat_runs = Signal(COUNT_BITS)         # runs of a beat: ceil(records / rate)
+        st.reach = Signal(COUNT_BITS + leaf_bits)  # F * l**k
+        st.below = Signal()                       # reach < beat_runs
+        st.saves = Signal()                       # presort saves a pass (with this reach)
+        st.beat_log2 = exact_log2(c.rate) if c.presort else 0
+
+    def _pass_machine(self, m, st):
+        """The passes: decide, size and issue each, until at most F runs are left (phase 1);
+        the phase-2 leaves of a reused tree."""
+        c, final, leaf_bits = st.c, st.final, st.leaf_bits
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [total.eq(self.records), runs.eq(self.records), run_log2.eq(0),
-                                 half.eq(0), self.done.eq(0)]
+                    m.d.sync += [st.total.eq(self.records), st.runs.eq(self.records),
+                                 st.run_log2.eq(0), st.half.eq(0), self.done.eq(0)]
                     if c.presort:
-                        m.d.sync += [fresh.eq(1), self.sort_beats.eq(0)]
+                        m.d.sync += [st.fresh.eq(1), self.sort_beats.eq(0)]
                     m.next = "DECIDE"
                 if self.reused:
                     with m.If(self.start2):
                         m.d.sync += [
-                            leaf_in.eq(0), injecting.eq(1), in_phase2.eq(1),
-                            all_issued.eq(0),
-                            feeder_log2.eq(COUNT_BITS), feeder_groups.eq(1),
+                            st.leaf_in.eq(0), st.injecting.eq(1), st.in_phase2.eq(1),
+                            st.all_issued.eq(0),
+                            st.feeder_log2.eq(COUNT_BITS), st.feeder_groups.eq(1),
                             self.done2.eq(0),
                         ]
                         m.next = "PHASE2"
             with m.State("DECIDE"):
                 # (the compares registered first: their carry chains end at flip-flops, not
                 # in the state logic and the done flag the kernel's own state logic reads)
-                m.d.sync += [many.eq(runs > (final << leaf_bits)), last_active_log2.eq(encoded),
-                             fits.eq(runs <= final)]
+                m.d.sync += [st.many.eq(st.runs > (final << leaf_bits)),
+                             st.last_active_log2.eq(st.encoded),
+                             st.fits.eq(st.runs <= final)]
                 m.next = "DECIDED"
             with m.State("DECIDED"):
-                with m.If(fits):
+                with m.If(st.fits):
                     m.d.sync += self.done.eq(1)
                     m.next = "IDLE"
                 if c.presort:
-                    with m.Elif(fresh):
-                        m.d.sync += [fresh.eq(0), reach.eq(final),
-                                     beat_runs.eq((total + (c.rate - 1)) >> beat_log2)]
+                    with m.Elif(st.fresh):
+                        m.d.sync += [st.fresh.eq(0), st.reach.eq(final),
+                                     st.beat_runs.eq((st.total + (c.rate - 1)) >> st.beat_log2)]
                         m.next = "PRESORT"
                 with m.Else():
                     m.next = "ACTIVE"
             if c.presort:
                 with m.State("PRESORT"):
                     # (the compares registered: their carry chains end at flip-flops)
-                    m.d.sync += [below.eq(reach < beat_runs),
-                                 saves.eq((beat_runs > final) & (total > reach))]
+                    m.d.sync += [st.below.eq(st.reach < st.beat_runs),
+                                 st.saves.eq((st.beat_runs > final) & (st.total > st.reach))]
                     m.next = "PRESORT2"
                 with m.State("PRESORT2"):
-                    with m.If(below):
-                        m.d.sync += reach.eq(reach << leaf_bits)
+                    with m.If(st.below):
+                        m.d.sync += st.reach.eq(st.reach << leaf_bits)
                         m.next = "PRESORT"
                     with m.Else():
-                        with m.If(saves):
-                            m.d.sync += [runs.eq(beat_runs), run_log2.eq(beat_log2),
+                        with m.If(st.saves):
+                            m.d.sync += [st.runs.eq(st.beat_runs), st.run_log2.eq(st.beat_log2),
                                          self.sort_beats.eq(1)]
                         m.next = "DECIDE"
             with m.State("ACTIVE"):
-                a_log2 = Mux(many, leaf_bits, last_active_log2)
-                m.d.sync += [active_log2.eq(a_log2),
-                             spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
+                a_log2 = Mux(st.many, leaf_bits, st.last_active_log2)
+                m.d.sync += [st.active_log2.eq(a_log2),
+                             st.spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
                 m.next = "SIZE"
             with m.State("SIZE"):
                 # The write engine and the packer first: the tree's output needs them.
                 m.d.sync += [
-                    q.eq(runs >> active_log2),
-                    rem.eq(runs[:leaf_bits] & ((1 << active_log2) - 1)),
-                    writer_valid.eq(1),
-                    ahead.eq(1),
-                    written.eq(0),
-                    writer_addr.eq(Mux(half, self.halves[0], self.halves[1])),
-                    packer_valid.eq(1),
-                    source.eq(Mux(half, self.halves[1], self.halves[0])),
+                    st.q.eq(st.runs >> st.active_log2),
+                    st.rem.eq(st.runs[:leaf_bits] & ((1 << st.active_log2) - 1)),
+                    st.writer_valid.eq(1),
+                    st.ahead.eq(1),
+                    st.written.eq(0),
+                    st.writer_addr.eq(Mux(st.half, self.halves[0], self.halves[1])),
+                    st.packer_valid.eq(1),
+                    st.source.eq(Mux(st.half, self.halves[1], self.halves[0])),
                 ]
                 m.next = "SIZE2"
             with m.State("SIZE2"):
                 m.d.sync += [
-                    groups.eq(q + (rem != 0)),
-                    q1.eq(q + 1),
-                    threshold.eq((1 << active_log2) - rem),
-                    threshold_less.eq((1 << active_log2) - rem - 1),
+                    st.groups.eq(st.q + (st.rem != 0)),
+                    st.q1.eq(st.q + 1),
+                    st.threshold.eq((1 << st.active_log2) - st.rem),
+                    st.threshold_less.eq((1 << st.active_log2) - st.rem - 1),
                 ]
                 m.next = "SIZE3"
             with m.State("SIZE3"):
                 m.d.sync += [
-                    q_span.eq(q << run_log2),
-                    q1_span.eq(q1 << run_log2),
-                    feeder_log2.eq(run_log2),
-                    feeder_groups.eq(groups),
-                    leaf_in.eq(0), injecting.eq(1), in_phase2.eq(0),
-                    gap.eq(0), k_next.eq(0), more.eq(threshold == 0), all_issued.eq(0),
+                    st.q_span.eq(st.q << st.run_log2),
+                    st.q1_span.eq(st.q1 << st.run_log2),
+                    st.feeder_log2.eq(st.run_log2),
+                    st.feeder_groups.eq(st.groups),
+                    st.leaf_in.eq(0), st.injecting.eq(1), st.in_phase2.eq(0),
+                    st.gap.eq(0), st.k_next.eq(0), st.more.eq(st.threshold == 0),
+                    st.all_issued.eq(0),
                 ]
                 m.next = "LEAVES"
             with m.State("LEAVES"):
-                with m.If(all_issued):
+                with m.If(st.all_issued):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(written):
+                with m.If(st.written):
                     m.d.sync += [
-                        runs.eq(groups),
-                        run_log2.eq(run_log2 + active_log2),
-                        half.eq(~half),
+                        st.runs.eq(st.groups),
+                        st.run_log2.eq(st.run_log2 + st.active_log2),
+                        st.half.eq(~st.half),
                     ]
                     if c.presort:
                         m.d.sync += self.sort_beats.eq(0)
                     m.next = "DECIDE"
             if self.reused:
                 with m.State("PHASE2"):
-                    with m.If(all_issued):
+                    with m.If(st.all_issued):
                         m.d.sync += self.done2.eq(1)
                         m.next = "IDLE"
-        return m

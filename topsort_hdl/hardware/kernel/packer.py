@@ -1,5 +1,7 @@
 """The root packer: a tree root's records, pads dropped, packed into full memory words."""
 
+from types import SimpleNamespace
+
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
@@ -117,6 +119,11 @@ class RootPacker(Block):
         pad_bit = width  # the pad flag sits just above a plain record in a tree record
         log_rate = exact_log2(rate)
         slots = 2 * rate
+        low_bits = log_rate + 2
+        high_bits = max(self._count_bits - low_bits, 0)
+        # The figures, and the registers and wires the steps share (each adds its own).
+        st = SimpleNamespace(rate=rate, width=width, pad_bit=pad_bit, log_rate=log_rate,
+                             slots=slots, low_bits=low_bits, high_bits=high_bits)
 
         # The real records still to take (while ~done), kept inverted (~x + n is ~(x - n), an
         # addition with no LUT before its carry chain), split in two: the low log2(rate)+2 bits
@@ -125,88 +132,98 @@ class RootPacker(Block):
         # the next one (a borrow comes at most once in four cycles, so carries never queue up).
         # So no carry chain is longer than a chunk: Yosys' ABC maps for delay, and a 40-bit
         # carry chain let it deepen other paths to as long in LUTs (the final-bundle lookup).
-        low_bits = log_rate + 2
-        low_n = Signal(low_bits)
-        high_bits = max(self._count_bits - low_bits, 0)
-        high_n = [Signal(min(CHUNK_BITS, high_bits - b), name=f"high{b // CHUNK_BITS}_n")
-                  for b in range(0, high_bits, CHUNK_BITS)]
+        st.low_n = Signal(low_bits)
+        st.high_n = [Signal(min(CHUNK_BITS, high_bits - b), name=f"high{b // CHUNK_BITS}_n")
+                     for b in range(0, high_bits, CHUNK_BITS)]
         # A chunk's pending carry, from the one below it (all ones wrapped to 0) a cycle ago.
-        carry_in = [Signal(name=f"carry{k}") for k in range(1, len(high_n))]
-        many = Signal()     # remaining >= 3*rate: this bundle is not the job's last
+        st.carry_in = [Signal(name=f"carry{k}") for k in range(1, len(st.high_n))]
+        st.many = Signal()  # remaining >= 3*rate: this bundle is not the job's last
         # The job's final record is in (or it has none): two registers, so that a command's
         # zero test is loaded on its own (a flip-flop enable) and not chained with the rest.
-        done = Signal()
-        empty = Signal(init=1)                      # the job has no records (or no job yet)
-        ended = Signal()                            # the job's final record is in
-        tail = Signal()     # the final record is in; its run's last bundle is not
-        ring = [Signal(width, name=f"slot{s}") for s in range(slots)]
+        st.done = Signal()
+        st.empty = Signal(init=1)                   # the job has no records (or no job yet)
+        st.ended = Signal()                         # the job's final record is in
+        st.tail = Signal()  # the final record is in; its run's last bundle is not
+        st.ring = [Signal(width, name=f"slot{s}") for s in range(slots)]
         # Positions count records mod 4*rate: the low log2(rate) bits are the slot within a
         # word, the two above the word number, so that `at` and `rd` tell every fill from 0 to
         # 2*rate apart (a ring position mod 2*rate could not tell empty from full).
-        at = Signal(log_rate + 2)                   # where the next record goes
-        rd = Signal(2)                              # the word that leaves next
-        end_word = Signal(2)    # the word after the job's final one: `at` once done
-        end_mask = Signal(rate)  # the slots of the job's final word that hold records
+        st.at = Signal(log_rate + 2)                # where the next record goes
+        st.rd = Signal(2)                           # the word that leaves next
+        st.end_word = Signal(2)    # the word after the job's final one: `at` once done
+        st.end_mask = Signal(rate)  # the slots of the job's final word that hold records
         # The words leave through a two-entry queue whose flags are flip-flops, in place of an
         # output register (the same latency): the ring sees the writer's READY only as the
         # queue's registered room, so the writer's port choice and buffer room do not run
         # through the ring into the tree's root, blocks a placer spreads apart.
-        m.submodules.out = out = RegisteredFlagsFIFO(width=rate * width, capacity=2,
-                                                     buffered=False)
+        m.submodules.out = st.out = RegisteredFlagsFIFO(width=rate * width, capacity=2,
+                                                        buffered=False)
 
-        m.d.comb += done.eq(empty | ended)
-        off = at[:log_rate]
-        part = Signal()                             # off != 0, kept in a register
+        m.d.comb += st.done.eq(st.empty | st.ended)
+        self._words_out(m, st)
+        self._bundles_in(m, st)
+        self._count_down(m, st)
+        self._jobs(m, st)
+        return m
+
+    def _words_out(self, m, st):
+        """Whole words of the ring out through a two-entry queue, the job's last one masked."""
+        log_rate, rate = st.log_rate, st.rate
+        st.off = st.at[:log_rate]
+        st.part = Signal()                          # off != 0, kept in a register
         # Whole words waiting, (at's word - rd) mod 4, told by plain logic (a subtraction
         # would cost a LUT level and a carry chain): 0, 1 or 2.
-        x0 = at[log_rate] ^ rd[0]
-        x1 = at[log_rate + 1] ^ rd[1]
-        full = x0 | x1                              # the word at rd is complete
-        over = ~x0 & x1 | x0 & ~(x1 ^ rd[0]) & part  # more than one word waiting
+        x0 = st.at[log_rate] ^ st.rd[0]
+        x1 = st.at[log_rate + 1] ^ st.rd[1]
+        st.full = x0 | x1                           # the word at rd is complete
+        st.over = ~x0 & x1 | x0 & ~(x1 ^ st.rd[0]) & st.part  # more than one word waiting
 
         # A word leaves when complete. Once the job's final record is in, `at` is rounded up
         # to a word boundary, so the final partial word is complete too; its slots past the
         # final record are zeroed on the way out.
-        free = out.w_rdy
+        st.free = st.out.w_rdy
         emit = Signal()
-        m.d.comb += emit.eq(free & full)
-        final = done & ~over                        # the leaving word is the job's last
+        m.d.comb += emit.eq(st.free & st.full)
+        final = st.done & ~st.over                        # the leaving word is the job's last
         # (a record-wide Mux, not an AND with a replicated bit: the same logic, which Amaranth
         # would otherwise write out bit by bit, a tenth of the u280 kernel's Verilog)
-        leaving = Cat(Mux(end_mask[j] | ~final, Mux(rd[0], ring[rate + j], ring[j]), 0)
+        leaving = Cat(Mux(st.end_mask[j] | ~final, Mux(st.rd[0], st.ring[rate + j], st.ring[j]), 0)
                       for j in range(rate))
         with m.If(emit):
-            m.d.sync += rd.eq(rd + 1)
+            m.d.sync += st.rd.eq(st.rd + 1)
         m.d.comb += [
-            out.w_data.eq(leaving),
-            out.w_en.eq(emit),
-            self.o.valid.eq(out.r_rdy),
-            self.o.payload.eq(out.r_data),
-            out.r_en.eq(out.r_rdy & self.o.ready),
+            st.out.w_data.eq(leaving),
+            st.out.w_en.eq(emit),
+            self.o.valid.eq(st.out.r_rdy),
+            self.o.payload.eq(st.out.r_data),
+            st.out.r_en.eq(st.out.r_rdy & self.o.ready),
         ]
 
+    def _bundles_in(self, m, st):
+        """Each bundle's real records into the ring at ``at``, rotated there."""
+        log_rate, pad_bit, rate, slots, width = st.log_rate, st.pad_bit, st.rate, st.slots, st.width
         # A bundle goes in when there is a free word for it (at most one word waiting once
         # the word at rd has left). Its real records come first, so their count is a
         # thermometer code: decoded, not summed.
         bundle = self.i.payload.records
-        real = [~bundle[j].as_value()[pad_bit] for j in range(rate)]
-        reals = Signal(log_rate + 1)
+        st.real = [~bundle[j].as_value()[pad_bit] for j in range(rate)]
+        st.reals = Signal(log_rate + 1)
         for b in range(log_rate):
             step = 1 << b
-            m.d.comb += reals[b].eq(
-                Cat(real[lo - 1] & ~real[lo + step - 1]
+            m.d.comb += st.reals[b].eq(
+                Cat(st.real[lo - 1] & ~st.real[lo + step - 1]
                     for lo in range(step, rate, 2 * step)).any())
-        m.d.comb += reals[log_rate].eq(real[rate - 1])
+        m.d.comb += st.reals[log_rate].eq(st.real[rate - 1])
         # (tail implies done: a bundle of the job's records goes in on `fresh`, without the
         # i.ready net, so that the slot enables do not wait for it.)
         go = Signal()
-        fresh = Signal()
-        take = Signal()
+        st.fresh = Signal()
+        st.take = Signal()
         m.d.comb += [
-            go.eq(~done & (~over | free)),
-            fresh.eq(self.i.valid & go),
-            self.i.ready.eq(go | tail),
-            take.eq(self.i.valid & self.i.ready),
+            go.eq(~st.done & (~st.over | st.free)),
+            st.fresh.eq(self.i.valid & go),
+            self.i.ready.eq(go | st.tail),
+            st.take.eq(self.i.valid & self.i.ready),
         ]
 
         # The whole bundle is written at `at`, rotated there (log2(rate) stages of 2:1
@@ -214,71 +231,77 @@ class RootPacker(Block):
         # job's final one, which the next bundle overwrites or the final word's mask zeroes.
         rotated = Cat(bundle[j].as_value()[:width] for j in range(rate))
         for bit in range(log_rate):
-            rotated = Mux(off[bit], rotated.rotate_left((1 << bit) * width), rotated)
+            rotated = Mux(st.off[bit], rotated.rotate_left((1 << bit) * width), rotated)
         rotated_records = Signal(rate * width)
         m.d.comb += rotated_records.eq(rotated)
         # The `rate` slots from `at` on: the rest of its word and the start of the other.
-        here = at[log_rate]
+        here = st.at[log_rate]
         for s in range(slots):
             word, j = s // rate, s % rate
-            window = Mux(below(off, j + 1), here == word, here != word)
-            with m.If(fresh & window):
-                m.d.sync += ring[s].eq(rotated_records.word_select(j, width))
+            window = Mux(below(st.off, j + 1), here == word, here != word)
+            with m.If(st.fresh & window):
+                m.d.sync += st.ring[s].eq(rotated_records.word_select(j, width))
 
+    def _count_down(self, m, st):
+        """The records still to take, counted down in chunks; the bundle with the job's
+        final record."""
+        log_rate, low_bits, rate = st.log_rate, st.low_bits, st.rate
         # The bundle with the job's final record: while `many` is low, remaining < 4*rate.
-        low = ~low_n                                # remaining, when ~many
+        low = ~st.low_n                                # remaining, when ~many
         # reals >= low, looked up in the pads (a thermometer) rather than compared with the
         # decoded count: the low-th record is real, or low is 0. Written out by the two bits
         # above a word's slots (low <= rate: the word's slots, or the bundle's last record),
         # not as one lookup of 4*rate bits: the u280's wide packer was a LUT level deeper.
         slot, above = low[:log_rate], low[log_rate:]
-        head = Cat(C(1, 1), *real[:rate - 1])     # the lookup for low < rate
+        head = Cat(C(1, 1), *st.real[:rate - 1])     # the lookup for low < rate
         in_word = head.bit_select(slot, 1) if log_rate else head[0]
         last_in = Signal()
-        m.d.comb += last_in.eq(~many & Mux(above == 0, in_word,
-                                           (above == 1) & (slot == 0) & real[rate - 1]))
+        m.d.comb += last_in.eq(~st.many & Mux(above == 0, in_word,
+                                           (above == 1) & (slot == 0) & st.real[rate - 1]))
         # remaining >= 4*rate now: at least 3*rate next cycle (a bundle takes at most rate).
         # A pending carry is no matter: the chunk below it has just wrapped to 0 (~all ones).
-        m.d.sync += many.eq((~Cat(*high_n)).any())
+        m.d.sync += st.many.eq((~Cat(*st.high_n)).any())
         low_sum = Signal(low_bits + 1)
-        m.d.comb += low_sum.eq(low_n + reals)
-        carries = [fresh & low_sum[low_bits], *carry_in]
-        for k, chunk in enumerate(high_n):
+        m.d.comb += low_sum.eq(st.low_n + st.reals)
+        carries = [st.fresh & low_sum[low_bits], *st.carry_in]
+        for k, chunk in enumerate(st.high_n):
             with m.If(carries[k]):
                 m.d.sync += chunk.eq(chunk + 1)
-            if k + 1 < len(high_n):
-                m.d.sync += carry_in[k].eq(carries[k] & chunk.all())
-        next_at = Signal.like(at)
-        m.d.comb += next_at.eq(at + reals)
-        with m.If(fresh):
+            if k + 1 < len(st.high_n):
+                m.d.sync += st.carry_in[k].eq(carries[k] & chunk.all())
+        next_at = Signal.like(st.at)
+        m.d.comb += next_at.eq(st.at + st.reals)
+        with m.If(st.fresh):
             m.d.sync += [
-                low_n.eq(low_sum[:low_bits]),
-                at.eq(Mux(last_in, Cat(C(0, log_rate), end_word), next_at)),
-                part.eq(~last_in & next_at[:log_rate].any()),
-                ended.eq(last_in),
+                st.low_n.eq(low_sum[:low_bits]),
+                st.at.eq(Mux(last_in, Cat(C(0, log_rate), st.end_word), next_at)),
+                st.part.eq(~last_in & next_at[:log_rate].any()),
+                st.ended.eq(last_in),
             ]
-        with m.If(take):
-            m.d.sync += tail.eq(~self.i.payload.last & (done | last_in))
+        with m.If(st.take):
+            m.d.sync += st.tail.eq(~self.i.payload.last & (st.done | last_in))
 
+    def _jobs(self, m, st):
+        """A job's command: its record count loaded, once the previous job has left."""
+        log_rate, low_bits, rate = st.log_rate, st.low_bits, st.rate
         idle = Signal()
         m.d.comb += [
-            idle.eq(done & ~tail & ~full),
+            idle.eq(st.done & ~st.tail & ~st.full),
             self.cmd.ready.eq(idle),
-            self.busy.eq(~idle | out.r_rdy),
+            self.busy.eq(~idle | st.out.r_rdy),
         ]
         # A job starts on the word at rd, where `at` already is (the ring is empty).
         records = Cat(self.cmd.payload.records, C(0, log_rate + 2))
         in_last = records[:log_rate]               # records in the final word, 0 if whole
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
-                low_n.eq(~records[:low_bits]),
+                st.low_n.eq(~records[:low_bits]),
                 *(chunk.eq(~records[low_bits + k * CHUNK_BITS:][:len(chunk)])
-                  for k, chunk in enumerate(high_n)),
-                *(c.eq(0) for c in carry_in),
-                many.eq(records[log_rate + 2:].any()),
-                empty.eq(self.cmd.payload.records == 0),
-                ended.eq(0),
-                end_word.eq(rd + records[log_rate:log_rate + 2] + in_last.any()),
-                end_mask.eq(Cat(~below(in_last, j + 1) | ~in_last.any() for j in range(rate))),
+                  for k, chunk in enumerate(st.high_n)),
+                *(c.eq(0) for c in st.carry_in),
+                st.many.eq(records[log_rate + 2:].any()),
+                st.empty.eq(self.cmd.payload.records == 0),
+                st.ended.eq(0),
+                st.end_word.eq(st.rd + records[log_rate:log_rate + 2] + in_last.any()),
+                st.end_mask.eq(Cat(~below(in_last, j + 1) | ~in_last.any() for j in range(rate))),
             ]
-        return m

@@ -100,20 +100,7 @@ class RunSelector(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lanes = self._bundle.count
-        queues = {}
-        for side in ("a", "b"):
-            port = getattr(self, side)
-            queue = LaneQueue(width=self._bundle.size, depth=self._depth, lanes=lanes)
-            m.submodules[f"{side}_queue"] = queue
-            m.d.comb += [
-                queue.w_data.eq(port.payload),
-                queue.w_en.eq(port.valid),
-                port.ready.eq(queue.w_rdy),
-                getattr(self, f"{side}_head").eq(queue.head),
-                queue.pop.eq(getattr(self, f"{side}_popped")),
-            ]
-            queues[side] = queue
-        a_queue, b_queue = queues["a"], queues["b"]
+        a_queue, b_queue = (self._lane_queue(m, side, lanes) for side in ("a", "b"))
         a_head, b_head = self.a_head, self.b_head
         take, pick_a, completes = self.take, self.pick_a, self.completes
 
@@ -217,11 +204,29 @@ class RunSelector(wiring.Component):
         m.d.sync += [tie.eq(tie_next), self.valid.eq(valid_next), pick_a.eq(pick_a_next),
                      take.eq(go)]
 
-        # Each lane's pops: a register of its own, next to the lane's head and FIFO. A side is
-        # only taken with its head loaded, so `& loaded_next` of lanes 1 and up changes
-        # nothing but builds each copy on that lane's own state: synthesis cannot merge the
-        # copies into one flip-flop that fans out to the whole width.
-        # (At one lane the decision itself is the shallower pop: nothing fans out.)
+        self._lane_pops(m, lanes, a_queue, b_queue, pops, go, pick_a_next)
+        return m
+
+    def _lane_queue(self, m, side, lanes):
+        """Side ``side``'s input into its lane queue, whose head is the side's head."""
+        port = getattr(self, side)
+        queue = LaneQueue(width=self._bundle.size, depth=self._depth, lanes=lanes)
+        m.submodules[f"{side}_queue"] = queue
+        m.d.comb += [
+            queue.w_data.eq(port.payload),
+            queue.w_en.eq(port.valid),
+            port.ready.eq(queue.w_rdy),
+            getattr(self, f"{side}_head").eq(queue.head),
+            queue.pop.eq(getattr(self, f"{side}_popped")),
+        ]
+        return queue
+
+    def _lane_pops(self, m, lanes, a_queue, b_queue, pops, go, pick_a_next):
+        """Each lane's pops: a register of its own, next to the lane's head and FIFO. A side is
+        only taken with its head loaded, so ``& loaded_next`` of lanes 1 and up changes nothing
+        but builds each copy on that lane's own state: synthesis cannot merge the copies into
+        one flip-flop that fans out to the whole width. (At one lane the decision itself is the
+        shallower pop: nothing fans out.)"""
         a_pop, b_pop = pops(go) if lanes > 1 else (go & pick_a_next, go & ~pick_a_next)
         m.d.sync += [self.a_popped[0].eq(a_pop), self.b_popped[0].eq(b_pop)]
         for lane in range(1, lanes):
@@ -232,4 +237,3 @@ class RunSelector(wiring.Component):
             a_pop, _ = pops(go & lane_loaded[0])
             _, b_pop = pops(go & lane_loaded[1])
             m.d.sync += [self.a_popped[lane].eq(a_pop), self.b_popped[lane].eq(b_pop)]
-        return m
