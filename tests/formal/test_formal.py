@@ -21,11 +21,11 @@ def _marked(proof):
 
 @pytest.mark.parametrize("proof", [_marked(p) for p in PROOFS])
 def test_proof_holds_and_catches_its_broken_block(proof, tmp_path):
-    result = run_proof(proof.name, proof.design(), proof.mode, proof.depth, tmp_path)
+    result = run_proof(proof.name, proof.design(), proof.mode, proof.suite_depth, tmp_path)
     assert result.status == "PASS", result.log.read_text()[-3000:]
     assert result.assertions > 0
     broken = run_proof(f"{proof.name}-broken", proof.design(broken=True), proof.mode,
-                       proof.depth, tmp_path)
+                       proof.suite_depth, tmp_path)
     assert broken.status == "FAIL", broken.log.read_text()[-3000:]
     assert broken.trace is not None and broken.trace.stat().st_size > 0
 

@@ -5,10 +5,10 @@ from amaranth.asserts import AnySeq, Initial
 from amaranth.hdl import Assume, Cat, Elaboratable, Module, ResetSignal, Signal, Value
 from amaranth.lib.fifo import SyncFIFO
 
-from ..hardware.properties import runs_sorted, stream_rules
+from ..hardware.properties import held_until_taken, runs_sorted, stream_rules
 
-__all__ = ["Harness", "any_input", "stream_input", "sorted_runs_input", "any_ready",
-           "axi_read_memory", "axi_write_memory"]
+__all__ = ["Harness", "any_input", "channel_input", "stream_input", "sorted_runs_input",
+           "any_ready", "axi_read_memory", "axi_write_memory"]
 
 
 class Harness(Elaboratable):
@@ -33,6 +33,12 @@ def any_input(m, *signals):
     for signal in signals:
         signal = Value.cast(signal)
         m.d.comb += signal.eq(AnySeq(len(signal)))
+
+
+def channel_input(m, valid, ready, payload, name):
+    """A valid/ready channel's sender: any payload, offered when it likes, held until taken."""
+    any_input(m, valid, payload)
+    held_until_taken(m, valid, ready, payload, name, kind=Assume)
 
 
 def stream_input(m, port, name):

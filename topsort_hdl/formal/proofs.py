@@ -4,14 +4,18 @@ its environment, the mode that closes and its depth, and a broken variant it mus
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from amaranth.hdl import Elaboratable, Signal
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Assume, Cat, Elaboratable, Signal
 
-from ..core.axi_params import AxiParams
+from ..core.axi_params import AXI4_CHANNELS, AxiParams
 from ..hardware.axi.reader import AxiReadEngine
+from ..hardware.axi.register_slice import AxiRegisterSlice
 from ..hardware.axi.writer import AxiWriteEngine
+from ..hardware.kernel.controller import ControllerShape, TreeController
 from ..hardware.merge.credit import CreditCounter
 from ..hardware.merge.flims import FlimsMergeUnit
 from ..hardware.merge.mms import MmsMergeUnit
+from ..hardware.properties import check
 from ..hardware.queue import RegisteredFlagsFIFO
 from ..hardware.records import RecordLayout
 from .harness import (
@@ -20,6 +24,7 @@ from .harness import (
     any_ready,
     axi_read_memory,
     axi_write_memory,
+    channel_input,
     sorted_runs_input,
     stream_input,
 )
@@ -30,7 +35,9 @@ __all__ = ["Proof", "PROOFS", "proofs_named"]
 @dataclass(frozen=True)
 class Proof:
     """``block()`` builds the block, ``broken()`` a variant with a fault the properties must
-    catch; ``environment(m, block)`` drives its inputs. ``fast``: in the default test suite."""
+    catch; ``environment(m, block)`` drives its inputs. ``fast``: in the default test suite,
+    there to ``quick_depth`` cycles when that is given (the broken variant is caught by then),
+    to ``depth`` in ``make formal``."""
 
     name: str
     about: str
@@ -40,6 +47,12 @@ class Proof:
     mode: str
     depth: int
     fast: bool = True
+    quick_depth: int | None = None
+
+    @property
+    def suite_depth(self):
+        """The depth the default test suite proves."""
+        return self.quick_depth or self.depth
 
     def design(self, *, broken=False):
         return Harness(self.broken() if broken else self.block(), self.environment)
@@ -125,7 +138,7 @@ def _read_engine_environment(m, engine):
     axi_read_memory(m, engine.axi, engine.max_outstanding + 1)
 
 
-def _read_engine_proof(depth):
+def _read_engine_proof(depth, quick_depth):
     arguments = dict(params=AxiParams(data_width=32, addr_width=12, id_width=1), leaves=2,
                      burst_bytes=8, short_burst_bytes=4, max_outstanding=2, length_bits=5,
                      buffer_beats=2)
@@ -139,7 +152,7 @@ def _read_engine_proof(depth):
 
     return Proof("read-engine-l2", "AxiReadEngine, 2 leaves, 2-beat bursts of 4 bytes",
                  lambda: AxiReadEngine(**arguments), lambda: BrokenAxiReadEngine(**arguments),
-                 _read_engine_environment, "bmc", depth)
+                 _read_engine_environment, "bmc", depth, quick_depth=quick_depth)
 
 
 def _write_engine_environment(m, engine):
@@ -151,7 +164,7 @@ def _write_engine_environment(m, engine):
         axi_write_memory(m, axi, engine.max_outstanding + 1)
 
 
-def _write_engine_proof(ports, slots, depth, fast):
+def _write_engine_proof(ports, slots, depth, quick_depth):
     arguments = dict(params=AxiParams(data_width=32, addr_width=12), ports=ports, slots=slots,
                      burst_bytes=8, batch_bytes=8 * ports, max_outstanding=2, length_bits=5)
     if ports == 1:
@@ -161,10 +174,75 @@ def _write_engine_proof(ports, slots, depth, fast):
         # The fault: WLAST on every beat, so bursts end before their AWLEN says.
         fault = lambda e, m: m.d.comb.__iadd__(e.axi[ports - 1].wlast.eq(1))  # noqa: E731
     broken = sabotaged(AxiWriteEngine, fault)
-    return Proof(f"write-engine-p{ports}s{slots}" + ("" if fast else f"-d{depth}"),
+    return Proof(f"write-engine-p{ports}s{slots}",
                  f"AxiWriteEngine, {ports} port(s), {slots} slot(s), 2-beat bursts of 4 bytes",
                  lambda: AxiWriteEngine(**arguments), lambda: broken(**arguments),
-                 _write_engine_environment, "bmc", depth, fast)
+                 _write_engine_environment, "bmc", depth, quick_depth=quick_depth)
+
+
+def _controller_environment(m, control):
+    """Jobs of up to 12 records started while none runs (as the kernel does), steady halves
+    anywhere in the lower half of the address space (the kernel's argument checks keep them
+    inside it), consumers that take every command at once, a write engine whose done comes
+    any time after a write command."""
+    start, started = Signal(), Signal()
+    any_input(m, start, control.records)
+    m.d.comb += control.start.eq(start & (~started | control.done))
+    with m.If(control.start):
+        m.d.sync += started.eq(1)
+    m.d.comb += control.halves.eq(AnyConst(len(control.halves.as_value())))
+    check(m, control.records <= 12, "at most 12 records", kind=Assume)
+    for half in control.halves:
+        check(m, ~half[-1], "halves in the lower half of the address space", kind=Assume)
+    # (consumers always ready: the accounting does not depend on when a command is taken,
+    # and every free input doubles the solver's work per cycle)
+    m.d.comb += [port.ready.eq(1) for port in (control.reader_cmd, control.packer_cmd,
+                                               control.writer_cmd, *control.feeder_cmd)]
+    done = Signal()
+    any_input(m, done)
+    pending = Signal(3)
+    m.d.sync += pending.eq(pending + (control.writer_cmd.valid & control.writer_cmd.ready) -
+                           control.writer_done)
+    m.d.comb += control.writer_done.eq(done & (pending != 0))
+
+
+def _controller_proof(depth, quick_depth):
+    shape = ControllerShape(AxiParams(data_width=64, addr_width=16), length_bits=16, rate=2,
+                            leaves=2, runs_per_tree=2, group=1, presort=0, record_bytes=8)
+    # The fault: every pass writes to half 0, the one the first pass reads.
+    broken = sabotaged(TreeController, lambda c, m: m.d.comb.__iadd__(
+        c.writer_cmd.payload.addr[0].eq(c.halves[0])))
+    return Proof("tree-controller-l2", "TreeController (phase 1), 2 leaves, F = 2, rate 2",
+                 lambda: TreeController(shape), lambda: broken(shape),
+                 _controller_environment, "bmc", depth, quick_depth=quick_depth)
+
+
+def _slice_environment(m, slice_):
+    """A master and a subordinate that keep the channels' rules and take transfers when they
+    like, but for the channels meant to be always ready, whose receivers are."""
+    for ch, (fields, forward) in AXI4_CHANNELS.items():
+        sender, receiver = (slice_.s, slice_.m) if forward else (slice_.m, slice_.s)
+        payload = Cat(getattr(sender, ch + f) for f in fields)
+        channel_input(m, getattr(sender, f"{ch}valid"), getattr(sender, f"{ch}ready"),
+                      payload, f"{ch}_in")
+        ready = getattr(receiver, f"{ch}ready")
+        if ch in slice_.always_ready:
+            m.d.comb += ready.eq(1)
+        else:
+            any_input(m, ready)
+
+
+def _slice_proof(stages, depth, quick_depth):
+    arguments = dict(params=AxiParams(data_width=32, addr_width=12), stages=stages,
+                     always_ready=("r", "b"))
+    # The fault: the W channel's FIFO ignores its receiver, so what it takes is offered
+    # again.
+    broken = sabotaged(AxiRegisterSlice, lambda r, m: m.d.comb.__iadd__(
+        m.submodules.w_fifo.r_en.eq(0)))
+    return Proof(f"register-slice-s{stages}",
+                 f"AxiRegisterSlice, {stages} stage(s), R and B always ready",
+                 lambda: AxiRegisterSlice(**arguments), lambda: broken(**arguments),
+                 _slice_environment, "bmc", depth, quick_depth=quick_depth)
 
 
 PROOFS = [
@@ -176,10 +254,12 @@ PROOFS = [
     _credit_proof(5),
     _merge_unit_proof(MmsMergeUnit, 2, 14),
     _merge_unit_proof(FlimsMergeUnit, 2, 10),
-    _read_engine_proof(16),
-    _write_engine_proof(1, 1, 12, True),
-    _write_engine_proof(1, 1, 15, False),
-    _write_engine_proof(2, 2, 11, True),
+    _read_engine_proof(16, 12),
+    _write_engine_proof(1, 1, 15, 10),
+    _write_engine_proof(2, 2, 12, 10),
+    _controller_proof(36, 14),
+    _slice_proof(1, 12, 8),
+    _slice_proof(2, 14, 8),
 ]
 
 

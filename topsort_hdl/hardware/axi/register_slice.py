@@ -1,11 +1,13 @@
 """AXI4 register slices: pipeline stages for a port whose master sits on another die."""
 
+from amaranth.asserts import AnyConst
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo
 from amaranth.lib.wiring import In, Out
 
 from ...core.axi_params import AXI4_CHANNELS
 from ..block import Block
+from ..properties import check, held_until_taken, is_formal
 from ..records import check_range
 from .signature import Axi4Signature, AxiParams
 
@@ -50,7 +52,7 @@ def _forward_pipeline(m, source, sink, stages, name):
     return sink_valid & ~sink_ready
 
 
-def _credit_pipeline(m, source, sink, stages, name):
+def _credit_pipeline(m, source, sink, stages, name, formal=False):
     """Backpressure over ``stages`` stages without a skid buffer per stage.
 
     VALID and the payload go through ``stages`` plain registers into a FIFO at the receiving
@@ -73,6 +75,7 @@ def _credit_pipeline(m, source, sink, stages, name):
 
     buffer = m.submodules[f"{name}_fifo"] = fifo.SyncFIFO(width=len(payload), depth=depth)
     forward_valid, forward_payload = taken, payload
+    stage_valids, stage_credits = [], []
     returned = Signal(name=f"{name}_returned")
     m.d.comb += returned.eq(buffer.r_rdy & buffer.r_en)
     for stage in range(stages):
@@ -83,6 +86,8 @@ def _credit_pipeline(m, source, sink, stages, name):
         m.d.sync += [next_valid.eq(forward_valid), next_payload.eq(forward_payload),
                      next_returned.eq(returned)]
         forward_valid, forward_payload, returned = next_valid, next_payload, next_returned
+        stage_valids.append(next_valid)
+        stage_credits.append(next_returned)
     # (the flag a LUT after ``taken``, which comes from the sender's logic: not the sum's
     # carry chain and a compare after it)
     m.d.sync += [credits.eq(credits - taken + returned),
@@ -94,6 +99,29 @@ def _credit_pipeline(m, source, sink, stages, name):
         sink_payload.eq(buffer.r_data),
         buffer.r_en.eq(sink_ready),
     ]
+    if formal:
+        # Every credit is somewhere: at the sender, a transfer on its way, an entry of the
+        # FIFO or a credit on its way back; so the FIFO never overflows.
+        check(m, credits + sum(stage_valids) + buffer.level + sum(stage_credits) == depth,
+              f"{name}: credits lost or made")
+        check(m, ~buffer.w_en | buffer.w_rdy, f"{name}: a transfer into a full FIFO")
+        check(m, has_credit == (credits != 0), f"{name}: READY is not the credit count's")
+        _order_properties(m, taken, payload, sink_valid & sink_ready, sink_payload, name)
+
+
+def _order_properties(m, take_in, data_in, take_out, data_out, name):
+    """What the sender hands over leaves at the receiver once, in order, unchanged (an entry the
+    solver chooses, numbered as it enters and as it leaves)."""
+    entered, left, chosen = (Signal(8, name=f"{name}_{n}") for n in ("entered", "left",
+                                                                     "chosen"))
+    chosen_data = Signal(len(data_in), name=f"{name}_chosen_data", reset_less=True)
+    m.d.comb += chosen.eq(AnyConst(8))
+    m.d.sync += [entered.eq(entered + take_in), left.eq(left + take_out)]
+    with m.If(take_in & (entered == chosen)):
+        m.d.sync += chosen_data.eq(data_in)
+    check(m, ~take_out | (left != entered), f"{name}: a transfer left that never entered")
+    with m.If(take_out & (left == chosen)):
+        check(m, data_out == chosen_data, f"{name}: a transfer left changed or out of order")
 
 
 def _connect(m, source, sink):
@@ -173,5 +201,11 @@ class AxiRegisterSlice(Block):
                 m.d.comb += getattr(self.overrun, ch).eq(
                     _forward_pipeline(m, source, sink, self.stages, ch))
             else:
-                _credit_pipeline(m, source, sink, self.stages, ch)
+                _credit_pipeline(m, source, sink, self.stages, ch, formal=is_formal(platform))
+            if is_formal(platform):
+                # (every channel's receiver sees the rules kept, given a sender that keeps them)
+                held_until_taken(m, *sink, f"{ch}_out")
+                if ch in self.always_ready:
+                    check(m, ~getattr(self.overrun, ch),
+                          f"{ch}: a transfer lost though its receiver is always ready")
         return m

@@ -17,6 +17,7 @@ from ...core.params import COUNT_BITS
 from ..axi.reader import region_layout
 from ..axi.writer import write_command_layout
 from ..block import Block
+from ..properties import check, is_formal, stream_rules
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
 
@@ -132,6 +133,8 @@ class TreeController(Block):
         self._leaf_queues(m, st)
         self._pass_sizes(m, st)
         self._pass_machine(m, st)
+        if is_formal(platform):
+            self._properties(m)
         return m
 
     def _limit_of(self, st, stage):
@@ -484,3 +487,62 @@ class TreeController(Block):
                     with m.If(st.all_issued):
                         m.d.sync += self.done2.eq(1)
                         m.next = "IDLE"
+
+    def _properties(self, m):
+        """The pass accounting of phase 1, from the ports (formal builds only), given jobs
+        started only while none runs (before the first, or once ``done``): every pass's write
+        command writes the job's bytes to the half its reads do not come from, starting with
+        half 1 from half 0; within a pass, the
+        feeders are commanded the job's records in all and the read engine its bytes, each
+        region inside the source half's records; ``done`` rises once the last pass's write is
+        done, ``half`` then the half that pass wrote. Every command stream keeps its command
+        until taken."""
+        c = self.shape
+        record_bits = exact_log2(c.record_bytes)
+        for name in ("reader_cmd", "packer_cmd", "writer_cmd"):
+            stream_rules(m, getattr(self, name), name)
+        for j, port in enumerate(self.feeder_cmd):
+            stream_rules(m, port, f"feeder_cmd{j}")
+        running = Signal(name="job_running")
+        total = Signal(COUNT_BITS, name="job_records")
+        passes = Signal(4, name="job_passes")     # write commands taken: passes begun
+        fed = Signal(COUNT_BITS + 2, name="pass_fed")
+        read = Signal(self.length_bits + 2, name="pass_read")
+        writes = Signal(3, name="writes_pending")
+        done_before = Signal(name="done_before")
+        m.d.sync += done_before.eq(self.done)
+        finishing = self.done & ~done_before & running
+        write = self.writer_cmd
+        write_taken = write.valid & write.ready
+        with m.If((write_taken | finishing) & (passes != 0)):
+            check(m, fed == total, "a pass commands its feeders other than the job's records")
+            check(m, read == total << record_bits,
+                  "a pass commands its read engine other than the job's bytes")
+        # Pass k reads half k % 2 and writes the other (its write command comes first).
+        with m.If(write_taken):
+            check(m, write.payload.bytes == total << record_bits,
+                  "a pass writes other than the job's bytes")
+            check(m, write.payload.addr[0] == self.halves[~passes[0]],
+                  "a pass writes to the half it reads")
+            m.d.sync += [passes.eq(passes + 1), fed.eq(0), read.eq(0)]
+        source = self.halves[~passes[0]]
+        feeder_taken = Cat(f.valid & f.ready for f in self.feeder_cmd)
+        fed_now = sum(Mux(feeder_taken[j], f.payload.records, 0)
+                      for j, f in enumerate(self.feeder_cmd))
+        region = self.reader_cmd.payload
+        reader_taken = self.reader_cmd.valid & self.reader_cmd.ready
+        with m.If(reader_taken):
+            check(m, (region.addr >= source) &
+                  (region.addr + region.bytes <= source + (total << record_bits)),
+                  "a leaf region outside the source half's records")
+        with m.If(~write_taken):
+            m.d.sync += [fed.eq(fed + fed_now),
+                         read.eq(read + Mux(reader_taken, region.bytes, 0))]
+        m.d.sync += writes.eq(writes + write_taken - self.writer_done)
+        with m.If(finishing):
+            check(m, writes == 0, "done before the last pass's write is done")
+            check(m, self.half == passes[0], "half is not the one the last pass wrote")
+            m.d.sync += running.eq(0)
+        # (a job starts in the cycle the previous one is seen done, or later)
+        with m.If(self.start):
+            m.d.sync += [running.eq(1), total.eq(self.records), passes.eq(0)]

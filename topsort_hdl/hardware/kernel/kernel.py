@@ -2,6 +2,8 @@
 and a write engine per tree) wired to the phase-2 switch and the control slave, the job that
 runs them, and the names of its ports. Its Verilog comes from :mod:`.generate`."""
 
+from types import SimpleNamespace
+
 from amaranth.hdl import (
     C,
     Cat,
@@ -9,7 +11,6 @@ from amaranth.hdl import (
     ClockSignal,
     DomainRenamer,
     Module,
-    Mux,
     ResetSignal,
     Signal,
 )
@@ -20,20 +21,11 @@ from amaranth.utils import exact_log2
 from ...core.boards import HBM_BOARDS
 from ...core.contract import (
     CONTROL_ADDR_WIDTH,
-    KEY_ORDER_ARGUMENT,
     RECORDS_ARGUMENT,
-    REPORT_ARGUMENT,
-    REPORT_FIELDS,
     REPORT_PORT,
-    REPORT_TREE_BYTES,
-    REPORT_TREE_FIELDS,
-    REPORT_TREES_OFFSET,
-    REPORT_VERSION,
-    STATUS_BITS,
     half_argument,
     kernel_arguments,
     kernel_counters,
-    report_bytes,
 )
 from ...core.params import COUNT_BITS
 from ..axi import REFILL_CYCLES, AxiReadEngine, AxiWriteEngine, ControlRegisters
@@ -41,10 +33,10 @@ from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..records import RecordLayout
 from ..tree import MergeTree, ReuseSwitch
-from .arguments import argument_checks
 from .controller import ControllerShape, TreeController
 from .feeder import LeafFeeder
-from .key_order import KEY_ORDER_CONTROL, KeyOrderBeat, decode_key_order
+from .job import JobController
+from .key_order import KeyOrderBeat
 from .packer import RootPacker
 from .report import ReportWriter
 
@@ -56,7 +48,6 @@ __all__ = ["TopSortKernel", "merge_record", "tree_read_engine", "port_register_s
 # reported as a read or write error: the assumption is checked, not silent.
 PORT_ALWAYS_READY = ("r", "b")
 LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
-PASS_BITS = 8           # a tree's pass count (at most COUNT_BITS, with two leaves)
 
 
 def _port_half(params, channels, from_master):
@@ -185,7 +176,6 @@ class TopSortKernel(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c = self.config
-        p = c.axi
         record = RecordLayout(c.key_bits, c.value_bits)     # in memory
         merged = merge_record(c)                            # in the merge logic
         trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
@@ -195,7 +185,12 @@ class TopSortKernel(wiring.Component):
         args = regs.args
         records = args[RECORDS_ARGUMENT]
         halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
-        report_addr = args[REPORT_ARGUMENT]
+        # The job: its control registers, its commands to the trees and phase 2, its report.
+        job = m.submodules.job = JobController(c, self.register_map)
+        m.d.comb += [job.start.eq(regs.start), job.args.eq(args), regs.ready.eq(job.ready),
+                     regs.done.eq(job.done), regs.idle.eq(job.idle),
+                     regs.status.eq(job.status), regs.counters.eq(job.counters)]
+        phase2, job_reset = job.phase2, job.job_reset
 
         # Everything that moves data restarts on each ap_start, each block from its own
         # register: one reset net to every flip-flop of the datapath takes most of a cycle to
@@ -205,7 +200,6 @@ class TopSortKernel(wiring.Component):
         # Each block runs in a clock domain of its own (the same clock) whose reset is the
         # kernel's or its tap: a domain, not a ResetInserter, so that a block emitted as a
         # module of its own (topsort_hdl.hardware.block) is reset through its port.
-        job_reset = Signal()
         dp = Module()
         m.submodules.datapath = dp
         resets = []
@@ -222,13 +216,9 @@ class TopSortKernel(wiring.Component):
 
         # The job's key order, decoded from its argument and held from ap_start to the end;
         # each beat's keys are mapped as it enters the kernel and back as it leaves (.key_order).
-        order_control, bad_order = decode_key_order(args[KEY_ORDER_ARGUMENT])
-        order = Signal(KEY_ORDER_CONTROL)
-        order_bad = Signal()
-
         def key_order(name, side, count=c.rate):    # (a beat is a root bundle)
             keys = dp.submodules[name] = KeyOrderBeat(record, count, side)
-            dp.d.comb += keys.order.eq(order)
+            dp.d.comb += keys.order.eq(job.order)
             return keys
 
         reused = {t * group: t for t in range(reuse)}
@@ -242,57 +232,104 @@ class TopSortKernel(wiring.Component):
             wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
             ports.append(stages.s)
             overruns.append(stages.overrun)
-        phase2 = Signal()
         m.d.comb += switch.mode.eq(phase2)
-        tree_shift = exact_log2(trees)
+        st = SimpleNamespace(dp=dp, block=block, key_order=key_order, switch=switch,
+                             reused=reused, merged=merged, ports=ports, phase2=phase2,
+                             records=records, halves=halves, controllers=controllers,
+                             writers=writers, readers=readers, packers=packers)
         for i in range(trees):
-            reader = tree_read_engine(c, reused=i in reused)
-            dp.d.comb += reader.short_bursts.eq(~phase2)
-            writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
-                                    batch_bytes=c.batch_bytes,
-                                    max_outstanding=c.write_outstanding, length_bits=c.length_bits)
-            packer = RootPacker(merged, c.rate, COUNT_BITS)
-            control = TreeController(ControllerShape.of(c), reused=i in reused)
-            block(f"reader{i}", reader)
-            block(f"writer{i}", writer)
-            block(f"packer{i}", packer)
-            block(f"controller{i}", control)
-            controllers.append(control)
-            packers.append(packer)
-            writers.append(writer)
-            readers.append(reader)
-            if i in reused:
-                leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
-                root = switch.o[reused[i]]
-            else:
-                tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves, leaf_depth=LEAF_DEPTH,
-                                                   merge_unit=c.merge_unit))
-                leaf_ports, root = list(tree.i), tree.o
-            for j in range(leaves):
-                feeder = block(f"feeder{i}_{j}", LeafFeeder(merged, p, COUNT_BITS))
-                wiring.connect(dp, reader.leaf[j], feeder.beats)
-                wiring.connect(dp, feeder.o, leaf_ports[j])
-                wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
-            wiring.connect(dp, control.reader_cmd, reader.cmd)
-            if c.presort:
-                dp.d.comb += reader.sort_beats.eq(control.sort_beats)
-            wiring.connect(dp, control.packer_cmd, packer.cmd)
-            wiring.connect(dp, root, packer.i)
-            dp.d.comb += [
-                writer.cmd.valid.eq(control.writer_cmd.valid),
-                writer.cmd.payload.eq(control.writer_cmd.payload),
-                control.writer_cmd.ready.eq(writer.cmd.ready),
-                control.writer_done.eq(writer.done),
-            ]
-            _write_through(dp, packer.o, writer, key_order(f"write_order{i}", "write"))
-            # Tree i's share of the records; its buffer halves.
-            # (the last tree never takes an extra one: no constant compare for it)
-            extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
-            share = (records >> tree_shift) + extra
-            m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
-                         control.halves[1].eq(halves[i][1])]
-            _connect_read(m, ports[i], reader.axi, key_order(f"read_order{i}", "read"))
+            self._lane(m, st, i)
 
+        writer2, packer2, reporter = self._phase2(m, st, job)
+
+        # The job's view of the lanes: errors, ends, passes; the phase-2 commands.
+        m.d.sync += Cat(resets).eq(Cat(job_reset, *resets[:-1]))
+        m.d.comb += [
+            job.reset_passed.eq(resets[-1]),
+            job.read_errors.eq(Cat(r.error for r in readers).any() |
+                               Cat(o.r for o in overruns).any()),
+            job.write_errors.eq(Cat(w.error for w in writers).any() | writer2.error |
+                                reporter.error | Cat(o.b for o in overruns).any()),
+            job.trees_done.eq(Cat(ctl.done for ctl in controllers)),
+            job.trees_half.eq(Cat(ctl.half for ctl in controllers)),
+            job.packers_busy.eq(Cat(packer.busy for packer in packers).any()),
+            job.phase2_written.eq(writer2.done),
+        ]
+        for control in controllers:
+            m.d.comb += control.start.eq(job.start_trees)
+        for t in range(reuse):
+            m.d.comb += controllers[t * group].start2.eq(job.start_phase2)
+        wiring.connect(m, job.phase2_write, writer2.cmd)
+        wiring.connect(m, job.phase2_pack, packer2.cmd)
+        return m
+
+    def _lane(self, m, st, i):
+        """Tree ``i``'s lane: its read engine, leaf feeders, tree (or its part of the reuse
+        switch), root packer, write engine and controller, wired to its port."""
+        c, p = self.config, self.config.axi
+        trees, leaves = c.trees, c.leaves
+        dp, block, key_order, switch = st.dp, st.block, st.key_order, st.switch
+        merged, reused, phase2, ports = st.merged, st.reused, st.phase2, st.ports
+        records, halves = st.records, st.halves
+        controllers, packers, writers, readers = (st.controllers, st.packers, st.writers,
+                                                  st.readers)
+        tree_shift = exact_log2(trees)
+        reader = tree_read_engine(c, reused=i in reused)
+        dp.d.comb += reader.short_bursts.eq(~phase2)
+        writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
+                                batch_bytes=c.batch_bytes,
+                                max_outstanding=c.write_outstanding, length_bits=c.length_bits)
+        packer = RootPacker(merged, c.rate, COUNT_BITS)
+        control = TreeController(ControllerShape.of(c), reused=i in reused)
+        block(f"reader{i}", reader)
+        block(f"writer{i}", writer)
+        block(f"packer{i}", packer)
+        block(f"controller{i}", control)
+        controllers.append(control)
+        packers.append(packer)
+        writers.append(writer)
+        readers.append(reader)
+        if i in reused:
+            leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
+            root = switch.o[reused[i]]
+        else:
+            tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves, leaf_depth=LEAF_DEPTH,
+                                               merge_unit=c.merge_unit))
+            leaf_ports, root = list(tree.i), tree.o
+        for j in range(leaves):
+            feeder = block(f"feeder{i}_{j}", LeafFeeder(merged, p, COUNT_BITS))
+            wiring.connect(dp, reader.leaf[j], feeder.beats)
+            wiring.connect(dp, feeder.o, leaf_ports[j])
+            wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
+        wiring.connect(dp, control.reader_cmd, reader.cmd)
+        if c.presort:
+            dp.d.comb += reader.sort_beats.eq(control.sort_beats)
+        wiring.connect(dp, control.packer_cmd, packer.cmd)
+        wiring.connect(dp, root, packer.i)
+        dp.d.comb += [
+            writer.cmd.valid.eq(control.writer_cmd.valid),
+            writer.cmd.payload.eq(control.writer_cmd.payload),
+            control.writer_cmd.ready.eq(writer.cmd.ready),
+            control.writer_done.eq(writer.done),
+        ]
+        _write_through(dp, packer.o, writer, key_order(f"write_order{i}", "write"))
+        # Tree i's share of the records; its buffer halves.
+        # (the last tree never takes an extra one: no constant compare for it)
+        extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
+        share = (records >> tree_shift) + extra
+        m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
+                     control.halves[1].eq(halves[i][1])]
+        _connect_read(m, ports[i], reader.axi, key_order(f"read_order{i}", "read"))
+
+    def _phase2(self, m, st, job):
+        """Phase 2's root packer and write engine behind the reuse switch, the report writer,
+        and each port's write channels shared among its writers, each in its turn."""
+        c, p = self.config, self.config.axi
+        trees, reuse, group = c.trees, c.reuse, c.group
+        dp, block, key_order, switch = st.dp, st.block, st.key_order, st.switch
+        merged, reused, phase2, ports = st.merged, st.reused, st.phase2, st.ports
+        controllers, writers = st.controllers, st.writers
+        reporting = job.reporting
         # Phase 2: the reused trees' controllers point their leaves at their group's runs.
         packer2 = block("phase2_packer", RootPacker(merged, reuse * c.rate, COUNT_BITS))
         writer2 = block("phase2_writer", AxiWriteEngine(
@@ -302,9 +339,9 @@ class TopSortKernel(wiring.Component):
         _write_through(dp, packer2.o, writer2,
                        key_order("phase2_order", "write", reuse * c.rate))
         # The report, through tree 0's port after phase 2 (its writer sees the port only then).
-        report_size = report_bytes(trees, p.beat_bytes)
-        reporter = block("report_writer", ReportWriter(p, report_size // p.beat_bytes))
-        reporting = Signal()
+        reporter = block("report_writer", ReportWriter(p, job.report_size // p.beat_bytes))
+        m.d.comb += [reporter.addr.eq(job.report_addr), reporter.data.eq(job.report),
+                     reporter.start.eq(job.report_start), job.report_done.eq(reporter.done)]
         for i in range(trees):
             if i in reused:
                 t = reused[i]
@@ -325,159 +362,4 @@ class TopSortKernel(wiring.Component):
                     _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
             else:
                 _connect_write(m, ports[i], writers[i].axi[0])
-
-        # The job.
-        status = Signal(32)
-        m.d.comb += regs.status.eq(status)
-        counters = Signal(128)
-        m.d.comb += regs.counters.eq(counters)
-        cycles1, cycles2 = counters[:64], counters[64:]
-        # The arguments, checked before the job touches memory (.arguments).
-        checks = argument_checks(m, c, halves, report_addr, report_size, records, status)
-        errors = Cat(r.error for r in readers).any() | Cat(o.r for o in overruns).any()
-        write_errors = Cat(w.error for w in writers).any() | writer2.error | \
-            reporter.error | Cat(o.b for o in overruns).any()
-        # Phase 1 ends when every tree's output is written and every root packer has taken the
-        # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
-        # Registered: the packers' busy flags come from their ring's positions, and the state
-        # logic after them reaches across the device (the trees' ends may be seen a cycle late:
-        # once set, the flags stay until phase 2 starts).
-        for_all_done = Signal()
-        m.d.sync += for_all_done.eq(Cat(ctl.done for ctl in controllers).all() &
-                                    ~Cat(packer.busy for packer in packers).any())
-        sent2 = Signal()     # the phase-2 write command is taken
-        packed2 = Signal()
-
-        m.d.sync += [job_reset.eq(0), Cat(resets).eq(Cat(job_reset, *resets[:-1]))]
-        # A job reset is on its way down the chain (a flag, not an OR of every tap).
-        in_chain = Signal()
-        with m.If(job_reset):
-            m.d.sync += in_chain.eq(1)
-        with m.Elif(resets[-1]):
-            m.d.sync += in_chain.eq(0)
-        # (not the previous job's errors, from blocks not yet reset)
-        resetting = job_reset | in_chain
-        with m.If(errors & ~resetting):
-            m.d.sync += status[STATUS_BITS["read_error"]].eq(1)
-        with m.If(write_errors & ~resetting):
-            m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
-
-        # Each tree's passes, counted as its source half flips in phase 1 (the controller
-        # flips it as a pass ends; it is 0 when phase 1 starts).
-        passes = [Signal(PASS_BITS, name=f"passes{i}") for i in range(trees)]
-        last_half = Signal(trees)
-        in_phase1 = Signal()
-        for i, control in enumerate(controllers):
-            with m.If(in_phase1 & (control.half != last_half[i])):
-                m.d.sync += passes[i].eq(passes[i] + 1)
-        m.d.sync += last_half.eq(Cat(control.half for control in controllers))
-
-        # The report: every field at its byte offset, the trees' entries 0 after bad arguments.
-        fields = {"version": C(REPORT_VERSION, 32), "status": status, "records": records,
-                  "phase1_cycles": cycles1, "phase2_cycles": cycles2}
-        report = Signal(report_size * 8)
-        for name, offset, size in REPORT_FIELDS:
-            m.d.comb += report[8 * offset:8 * (offset + size)].eq(fields[name])
-        good = status == 0
-        for i, control in enumerate(controllers):
-            entry = {"passes": Mux(good, passes[i], 0), "output_half": good & ~control.half}
-            for name, offset, size in REPORT_TREE_FIELDS:
-                base = REPORT_TREES_OFFSET + i * REPORT_TREE_BYTES + offset
-                m.d.comb += report[8 * base:8 * (base + size)].eq(entry[name])
-        m.d.comb += [reporter.addr.eq(report_addr), reporter.data.eq(report)]
-        report_ok = Signal()    # the report address passed its check (sampled in CHECK)
-        # The report writer's start, from a register of its own set on the way into REPORT
-        # (high exactly in that state when the report is written): it enables every bit of
-        # the report's latch, across the device from the job's state register.
-        report_go = Signal()
-        m.d.sync += report_go.eq(0)
-        m.d.comb += reporter.start.eq(report_go)
-
-        # ap_idle from a register (1 from reset), ap_ready and ap_done from the state: defined
-        # in every simulator from the first cycle, not only once the job FSM has moved.
-        idle = Signal(init=1)
-        m.d.comb += regs.idle.eq(idle)
-        with m.FSM() as fsm:
-            with m.State("IDLE"):
-                with m.If(regs.start):
-                    m.d.sync += [job_reset.eq(1), status.eq(0), counters.eq(0), phase2.eq(0),
-                                 checks.pair_a.eq(0), checks.pair_b.eq(1), idle.eq(0),
-                                 Cat(passes).eq(0), order.eq(order_control),
-                                 order_bad.eq(bad_order)]
-                    m.next = "CHECK"
-            with m.State("CHECK"):
-                with m.If(checks.over):
-                    m.d.sync += status[STATUS_BITS["capacity"]].eq(1)
-                with m.If(checks.misaligned):
-                    m.d.sync += status[STATUS_BITS["alignment"]].eq(1)
-                with m.If(order_bad):
-                    m.d.sync += status[STATUS_BITS["key_order"]].eq(1)
-                m.d.sync += report_ok.eq(~checks.bad_report)
-                m.next = "PAIRS"
-            with m.State("PAIRS"):
-                m.d.comb += checks.checking.eq(1)
-                with m.If(checks.pair_b == len(checks.regions) - 1):
-                    m.d.sync += [checks.pair_a.eq(checks.pair_a + 1),
-                                 checks.pair_b.eq(checks.pair_a + 2)]
-                    with m.If(checks.pair_a == len(checks.regions) - 2):
-                        m.next = "DRAIN"
-                with m.Else():
-                    m.d.sync += checks.pair_b.eq(checks.pair_b + 1)
-            with m.State("DRAIN"):
-                # the last pair is compared, every block reset
-                with m.If(~checks.picked.valid & ~checks.summed.valid & ~resetting):
-                    m.next = "CHECKED"
-            with m.State("CHECKED"):
-                with m.If(status != 0):
-                    m.d.sync += report_go.eq(report_ok)
-                    m.next = "REPORT"   # bad arguments: no memory traffic but the report
-                with m.Else():
-                    for control in controllers:
-                        m.d.comb += control.start.eq(1)
-                    m.d.sync += in_phase1.eq(1)
-                    m.next = "PHASE1"
-            with m.State("PHASE1"):
-                m.d.sync += cycles1.eq(cycles1 + 1)
-                with m.If(for_all_done):
-                    m.d.sync += [phase2.eq(1), sent2.eq(0), packed2.eq(0), in_phase1.eq(0)]
-                    for t in range(reuse):
-                        m.d.comb += controllers[t * group].start2.eq(1)
-                    m.next = "PHASE2"
-            with m.State("PHASE2"):
-                m.d.sync += cycles2.eq(cycles2 + 1)
-                m.d.comb += [
-                    writer2.cmd.valid.eq(~sent2),
-                    writer2.cmd.payload.bytes.eq(records << exact_log2(c.record_bytes)),
-                    packer2.cmd.valid.eq(~packed2),
-                    packer2.cmd.payload.records.eq(records),
-                ]
-                for t in range(reuse):
-                    for s in range(group):
-                        tree = t * group + s
-                        free_half = Mux(controllers[tree].half, halves[tree][0],
-                                        halves[tree][1])
-                        m.d.comb += writer2.cmd.payload.addr[t * group + s].eq(free_half)
-                with m.If(writer2.cmd.ready):
-                    m.d.sync += sent2.eq(1)
-                with m.If(packer2.cmd.ready):
-                    m.d.sync += packed2.eq(1)
-                with m.If(writer2.done):    # every byte written and acknowledged
-                    m.d.sync += [phase2.eq(0), report_go.eq(report_ok)]
-                    m.next = "REPORT"
-            with m.State("REPORT"):
-                # (the status word in the report is this cycle's: every other write is done)
-                with m.If(report_ok):
-                    m.d.sync += reporting.eq(1)
-                    m.next = "REPORTING"
-                with m.Else():
-                    m.next = "DONE"
-            with m.State("REPORTING"):
-                with m.If(reporter.done):
-                    m.d.sync += reporting.eq(0)
-                    m.next = "DONE"
-            with m.State("DONE"):
-                m.d.sync += idle.eq(1)
-                m.next = "IDLE"
-        m.d.comb += [regs.ready.eq(fsm.ongoing("IDLE") & regs.start),
-                     regs.done.eq(fsm.ongoing("DONE"))]
-        return m
+        return writer2, packer2, reporter
