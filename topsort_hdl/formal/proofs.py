@@ -172,7 +172,7 @@ def _write_engine_proof(ports, slots, depth, quick_depth):
         fault = lambda e, m: m.d.comb.__iadd__(e.axi[0].wstrb.eq(-1))  # noqa: E731
     else:
         # The fault: WLAST on every beat, so bursts end before their AWLEN says.
-        fault = lambda e, m: m.d.comb.__iadd__(e.axi[ports - 1].wlast.eq(1))  # noqa: E731
+        fault = lambda e, m: m.d.comb.__iadd__(e.axi[0].wlast.eq(1))  # noqa: E731
     broken = sabotaged(AxiWriteEngine, fault)
     return Proof(f"write-engine-p{ports}s{slots}",
                  f"AxiWriteEngine, {ports} port(s), {slots} slot(s), 2-beat bursts of 4 bytes",
@@ -256,7 +256,7 @@ PROOFS = [
     _merge_unit_proof(FlimsMergeUnit, 2, 10),
     _read_engine_proof(16, 12),
     _write_engine_proof(1, 1, 15, 10),
-    _write_engine_proof(2, 2, 12, 10),
+    _write_engine_proof(2, 2, 12, 8),
     _controller_proof(36, 14),
     _slice_proof(1, 12, 8),
     _slice_proof(2, 14, 8),
