@@ -18,6 +18,7 @@ from ..hardware.merge.mms import MmsMergeUnit
 from ..hardware.properties import check
 from ..hardware.queue import RegisteredFlagsFIFO
 from ..hardware.records import RecordLayout
+from ..hardware.tree.reuse import ReuseSwitch
 from .harness import (
     Harness,
     any_input,
@@ -245,6 +246,25 @@ def _slice_proof(stages, depth, quick_depth, fast=True):
                  _slice_environment, "bmc", depth, fast, quick_depth)
 
 
+def _switch_environment(m, switch):
+    """Sorted runs on every leaf, any backpressure, one mode for the whole proof (the switch
+    changes mode only between jobs, when its trees are empty)."""
+    for j, leaf in enumerate(switch.i):
+        sorted_runs_input(m, leaf, f"leaf{j}")
+    any_ready(m, *switch.o, switch.wide)
+    m.d.comb += switch.mode.eq(AnyConst(1))
+
+
+def _switch_proof(depth):
+    arguments = dict(record=RecordLayout(3, 2), trees=2, rate=1, leaves=2)
+    # The fault: tree 1's output carries tree 0's root.
+    broken = sabotaged(ReuseSwitch, lambda r, m: m.d.comb.__iadd__(
+        r.o[1].payload.eq(r.trees[0].o.payload)))
+    return Proof("reuse-switch-t2", "ReuseSwitch, 2 trees (1, 2), 3+2-bit records",
+                 lambda: ReuseSwitch(**arguments), lambda: broken(**arguments),
+                 _switch_environment, "bmc", depth, fast=False)
+
+
 PROOFS = [
     _queue_proof(1, True, "prove", 8),
     _queue_proof(4, True, "prove", 12),
@@ -260,6 +280,7 @@ PROOFS = [
     _controller_proof(36, 14),
     _slice_proof(1, 12, 8),
     _slice_proof(2, 14, 8, fast=False),
+    _switch_proof(12),      # (two trees and an extra level: minutes, make formal only)
 ]
 
 

@@ -1,11 +1,13 @@
 """The phase-2 merge-tree reuse switch (TopSort section IV-C)."""
 
-from amaranth.hdl import Module, Mux
+from amaranth.asserts import AnyConst
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...core.tree_shape import check_tree_shape, extra_rates
 from ..block import Block
+from ..properties import check, is_formal, stream_rules
 from ..records import BundleLayout, RecordLayout, check_power_of_two
 from .coupler import Coupler
 from .merge_tree import DEFAULT_FIFO_DEPTH, DEFAULT_LEAF_DEPTH, MergeTree, build_unit_tree
@@ -114,4 +116,40 @@ class ReuseSwitch(Block):
         root = build_unit_tree(m, self._padded, self.extra_rates, feeds, "extra_",
                                self._fifo_depth, self._merge_unit)
         wiring.connect(m, root, wiring.flipped(self.wide))
+        if is_formal(platform):
+            self._properties(m)
         return m
+
+    def _properties(self, m):
+        """The routing (formal builds only), given a ``mode`` that stays put: in phase 1 each
+        output ``o[t]`` carries what tree t's leaves brought (for a record value the solver
+        chooses, never more of it than entered them) and ``wide`` is idle; in phase 2 the
+        outputs ``o`` are idle and ``wide`` carries what all leaves brought. Every output keeps
+        the stream rules."""
+        chosen = Signal(self._padded, name="routing_record")
+        m.d.comb += chosen.as_value().eq(AnyConst(self._padded.size))
+
+        def matches(port):
+            taken = port.valid & port.ready
+            return Mux(taken, sum(r.as_value() == chosen.as_value()
+                                  for r in port.payload.records), 0)
+
+        def counter(name, amount):
+            count = Signal(10, name=name)
+            m.d.sync += count.eq(count + amount)
+            return count
+
+        phase2 = self.mode == PHASE2
+        entered_all, left_wide = 0, matches(self.wide)
+        stream_rules(m, self.wide, "wide")
+        for t, output in enumerate(self.o):
+            stream_rules(m, output, f"o{t}")
+            leaves = self.i[t * self._leaves:(t + 1) * self._leaves]
+            entered = counter(f"entered{t}", sum(matches(leaf) for leaf in leaves))
+            left = counter(f"left{t}", matches(output))
+            entered_all = entered_all + entered
+            check(m, ~(phase2 & output.valid), f"o{t} offers a bundle in phase 2")
+            check(m, left <= entered, f"o{t} carries records its tree's leaves did not bring")
+        left_all = counter("left_wide", left_wide)
+        check(m, ~(~phase2 & self.wide.valid), "wide offers a bundle in phase 1")
+        check(m, left_all <= entered_all, "wide carries records the leaves did not bring")
