@@ -8,6 +8,7 @@ from amaranth.asserts import AnyConst
 from amaranth.hdl import Assume, Cat, Elaboratable, Signal
 
 from ..core.axi_params import AXI4_CHANNELS, AxiParams
+from ..hardware.axi.control import ControlRegisters
 from ..hardware.axi.reader import AxiReadEngine
 from ..hardware.axi.register_slice import AxiRegisterSlice
 from ..hardware.axi.writer import AxiWriteEngine
@@ -265,6 +266,27 @@ def _switch_proof(depth):
                  _switch_environment, "bmc", depth, fast=False)
 
 
+def _control_environment(m, control):
+    """A master that keeps AXI4-Lite's rules at any address, any strobes; a kernel that
+    raises ready, done and idle when it likes, with any status and counters."""
+    bus = control.s_axi_control
+    channel_input(m, bus.awvalid, bus.awready, bus.awaddr, "aw_in")
+    channel_input(m, bus.wvalid, bus.wready, Cat(bus.wdata, bus.wstrb), "w_in")
+    channel_input(m, bus.arvalid, bus.arready, bus.araddr, "ar_in")
+    any_input(m, bus.bready, bus.rready, control.ready, control.done, control.idle,
+              control.status, control.counters)
+
+
+def _control_proof(depth):
+    arguments = dict(args=[("records", 32), ("base", 64)], counters=["cycles"], addr_width=7)
+    # The fault: every read returns 0.
+    broken = sabotaged(ControlRegisters, lambda c, m: m.d.comb.__iadd__(
+        c.s_axi_control.rdata.eq(0)))
+    return Proof("control-registers", "ControlRegisters, a 32-bit and a 64-bit argument",
+                 lambda: ControlRegisters(**arguments), lambda: broken(**arguments),
+                 _control_environment, "bmc", depth, quick_depth=10)
+
+
 PROOFS = [
     _queue_proof(1, True, "prove", 8),
     _queue_proof(4, True, "prove", 12),
@@ -280,7 +302,8 @@ PROOFS = [
     _controller_proof(36, 14),
     _slice_proof(1, 12, 8),
     _slice_proof(2, 14, 8, fast=False),
-    _switch_proof(12),      # (two trees and an extra level: minutes, make formal only)
+    _switch_proof(12),
+    _control_proof(30),      # (two trees and an extra level: minutes, make formal only)
 ]
 
 

@@ -3,7 +3,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -23,6 +23,7 @@ from ...core.contract import (
 )
 from ...core.register_map import RegisterMap
 from ..block import Block
+from ..properties import check, held_until_taken, is_formal
 from ..records import check_range
 from .signature import RESP_OKAY, AxiLiteSignature
 
@@ -120,6 +121,8 @@ class ControlRegisters(Block):
         self._write_channel(m, st)
         self._read_channel(m, st)
         self._handshake(m, st)
+        if is_formal(platform):
+            self._properties(m)
         return m
 
     def _write_channel(self, m, st):
@@ -252,3 +255,57 @@ class ControlRegisters(Block):
             m.d.sync += st.isr[IRQ_DONE].eq(1)
         with m.If(self.ready & st.ier[IRQ_READY]):
             m.d.sync += st.isr[IRQ_READY].eq(1)
+
+    def _properties(self, m):
+        """The AXI4-Lite slave's promises (formal builds only), given a master that keeps the
+        channels' rules: B and R held until taken; one B per write (AW and W), one R per
+        read, and one write and one read in flight at most; the first argument reads back
+        and drives ``args`` with what a write of all four bytes put in it, until the next
+        write to it."""
+        bus = self.s_axi_control
+        held_until_taken(m, bus.bvalid, bus.bready, bus.bresp, "b")
+        held_until_taken(m, bus.rvalid, bus.rready, Cat(bus.rdata, bus.rresp), "r")
+        counts = {}
+        for name, taken in (("aw", bus.awvalid & bus.awready), ("w", bus.wvalid & bus.wready),
+                            ("b", bus.bvalid & bus.bready), ("ar", bus.arvalid & bus.arready),
+                            ("r", bus.rvalid & bus.rready)):
+            count = counts[name] = Signal(4, name=f"{name}_count")
+            m.d.sync += count.eq(count + taken)
+        check(m, ((counts["aw"] - counts["b"])[:4] <= 1) &
+              ((counts["w"] - counts["b"])[:4] <= 1), "more than one write in flight")
+        check(m, (counts["ar"] - counts["r"])[:4] <= 1, "more than one read in flight")
+        with m.If(bus.bvalid):
+            check(m, (counts["b"] != counts["aw"]) & (counts["b"] != counts["w"]),
+                  "a write response with no write")
+        with m.If(bus.rvalid):
+            check(m, counts["r"] != counts["ar"], "a read response with no read")
+
+        # The first argument: what the last write applied to it put there.
+        name, bits = self.register_map.args[0]
+        word = _word(self.register_map.offset(name))
+        address = Signal.like(bus.awaddr, name="written_address")
+        data, strobes = Signal(32, name="written_data"), Signal(4, name="written_strobes")
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += address.eq(bus.awaddr)
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [data.eq(bus.wdata), strobes.eq(bus.wstrb)]
+        responded = Signal(name="b_before")
+        m.d.sync += responded.eq(bus.bvalid)
+        # (a write is applied as its B is raised: the argument holds it from that cycle on)
+        applied = bus.bvalid & ~responded & (address[2:] == word)
+        known, expected = Signal(name="argument_known"), Signal(32, name="argument_expected")
+        now_known = Mux(applied, strobes == 0b1111, known)
+        now_expected = Mux(applied, data, expected)
+        m.d.sync += [known.eq(now_known), expected.eq(now_expected)]
+        value = Value.cast(self.args[name])
+        with m.If(now_known):
+            check(m, value[:min(bits, 32)] == now_expected[:min(bits, 32)],
+                  f"{name} is not what was written")
+        # A read samples the register as AR is taken; its data comes with R.
+        read_known, read_expected = Signal(name="read_known"), Signal(32, name="read_expected")
+        with m.If(bus.arvalid & bus.arready):
+            m.d.sync += [read_known.eq(now_known & (bus.araddr[2:] == word)),
+                         read_expected.eq(now_expected)]
+        with m.If(bus.rvalid & read_known):
+            check(m, bus.rdata[:min(bits, 32)] == read_expected[:min(bits, 32)],
+                  f"{name} reads back other than what was written")
