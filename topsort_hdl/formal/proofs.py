@@ -8,11 +8,15 @@ from amaranth.asserts import AnyConst
 from amaranth.hdl import Assume, Cat, Elaboratable, Signal
 
 from ..core.axi_params import AXI4_CHANNELS, AxiParams
+from ..core.config import config_from
+from ..core.contract import kernel_arguments, kernel_counters
+from ..core.register_map import RegisterMap
 from ..hardware.axi.control import ControlRegisters
 from ..hardware.axi.reader import AxiReadEngine
 from ..hardware.axi.register_slice import AxiRegisterSlice
 from ..hardware.axi.writer import AxiWriteEngine
 from ..hardware.kernel.controller import ControllerShape, TreeController
+from ..hardware.kernel.job import JobController
 from ..hardware.merge.credit import CreditCounter
 from ..hardware.merge.flims import FlimsMergeUnit
 from ..hardware.merge.mms import MmsMergeUnit
@@ -287,6 +291,27 @@ def _control_proof(depth):
                  _control_environment, "bmc", depth, quick_depth=10)
 
 
+def _job_environment(m, job):
+    """Arguments that stay put (any values: bad ones too), ap_start when the host likes, the
+    datapath's reset, ends, errors and handshakes when they like."""
+    m.d.comb += job.args.eq(AnyConst(len(job.args.as_value())))
+    any_input(m, job.start, job.reset_passed, job.read_errors, job.write_errors,
+              job.trees_done, job.trees_half, job.packers_busy, job.phase2_written,
+              job.report_done, job.phase2_write.ready, job.phase2_pack.ready)
+
+
+def _job_proof(depth):
+    config = config_from("tiny", ["trees=2"])
+    registers = RegisterMap(kernel_arguments(config), kernel_counters(config))
+    # The fault: phase 2 starts with phase 1 (caught only where the trees start, so the
+    # proof reaches a good job's phases within its depth).
+    broken = sabotaged(JobController, lambda j, m: m.d.comb.__iadd__(
+        j.start_phase2.eq(j.start_trees)))
+    return Proof("job-controller", "JobController of tiny with 2 trees",
+                 lambda: JobController(config, registers), lambda: broken(config, registers),
+                 _job_environment, "bmc", depth, fast=False)
+
+
 PROOFS = [
     _queue_proof(1, True, "prove", 8),
     _queue_proof(4, True, "prove", 12),
@@ -302,8 +327,9 @@ PROOFS = [
     _controller_proof(36, 14),
     _slice_proof(1, 12, 8),
     _slice_proof(2, 14, 8, fast=False),
-    _switch_proof(12),
-    _control_proof(30),      # (two trees and an extra level: minutes, make formal only)
+    _switch_proof(12),      # (two trees and an extra level: minutes, make formal only)
+    _control_proof(30),
+    _job_proof(20),         # (10 pairs of buffers checked, then phases 1 and 2 begin)
 ]
 
 

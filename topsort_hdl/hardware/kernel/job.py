@@ -18,10 +18,12 @@ from ...core.contract import (
     REPORT_VERSION,
     STATUS_BITS,
     half_argument,
+    report_alignment,
     report_bytes,
 )
 from ...core.params import COUNT_BITS
 from ..axi.writer import write_command_layout
+from ..properties import check, is_formal
 from .arguments import argument_checks
 from .key_order import KEY_ORDER_CONTROL, decode_key_order
 from .packer import packer_command_layout
@@ -118,7 +120,56 @@ class JobController(wiring.Component):
         report_ok = self._report(m, passes)
         self._machine(m, checks, order_control, bad_order, order_bad, resetting, for_all_done,
                       passes, in_phase1, report_ok)
+        if is_formal(platform):
+            self._properties(m)
         return m
+
+    def _properties(self, m):
+        """Bad arguments touch no memory (formal builds only): a job whose records exceed the
+        capacity, whose key order is unknown, whose halves or report are misaligned or run
+        past the top of the address space, or whose buffers overlap (checked here on their
+        own, from the arguments) never starts the trees nor phase 2, and writes its report
+        only to an aligned report address. Phase 2 starts only after the trees of the same
+        job, and each ap_start ends in one ap_done."""
+        c, args = self.config, self.args
+        records = args[RECORDS_ARGUMENT]
+        regions = [(args[half_argument(i, h)], c.half_bytes, c.half_alignment)
+                   for i in range(c.trees) for h in (0, 1)]
+        report = (args[REPORT_ARGUMENT], self.report_size,
+                  report_alignment(c.trees, c.axi.beat_bytes))
+
+        def outside(base, size, alignment):
+            return (base[:exact_log2(alignment)] != 0) | ((base + C(size - 1, 65))[64:] != 0)
+
+        def overlap(a, b):
+            (base_a, size_a, _), (base_b, size_b, _) = a, b
+            return (base_a < base_b + C(size_b, 65)) & (base_b < base_a + C(size_a, 65))
+
+        buffers = [*regions, report]
+        bad_now = Cat(records > c.capacity, decode_key_order(args[KEY_ORDER_ARGUMENT])[1],
+                      *(outside(*r) for r in buffers),
+                      *(overlap(a, b) for i, a in enumerate(buffers)
+                        for b in buffers[i + 1:])).any()
+        bad, report_bad, started, trees_started = (
+            Signal(name=n) for n in ("job_bad", "job_report_bad", "job_started",
+                                     "job_trees_started"))
+        with m.If(self.ready):
+            m.d.sync += [bad.eq(bad_now), report_bad.eq(outside(*report)), started.eq(1),
+                         trees_started.eq(0)]
+        with m.If(self.start_trees):
+            check(m, started & ~bad, "the trees start on bad arguments")
+            m.d.sync += trees_started.eq(1)
+        with m.If(self.start_phase2):
+            check(m, trees_started & ~bad, "phase 2 starts before the trees or on bad arguments")
+        with m.If(self.phase2_write.valid | self.phase2_pack.valid):
+            check(m, self.phase2 & ~bad, "a phase-2 command outside phase 2")
+        with m.If(self.report_start):
+            check(m, ~report_bad, "a report written to a bad address")
+        starts, ends = Signal(4, name="ap_starts"), Signal(4, name="ap_dones")
+        m.d.sync += [starts.eq(starts + self.ready), ends.eq(ends + self.done)]
+        check(m, (starts - ends)[:4] <= 1, "two jobs at once")
+        with m.If(self.done):
+            check(m, starts - ends == 1, "ap_done without ap_start")
 
     def _passes(self, m):
         """Each tree's passes, counted as its source half flips in phase 1 (the controller
