@@ -321,11 +321,11 @@ PROOFS = [
     _credit_proof(5),
     _merge_unit_proof(MmsMergeUnit, 2, 14),
     _merge_unit_proof(FlimsMergeUnit, 2, 10),
-    _read_engine_proof(16, 12),
-    _write_engine_proof(1, 1, 15, 10),
+    _read_engine_proof(16, 10),
+    _write_engine_proof(1, 1, 15, 8),
     _write_engine_proof(2, 2, 12, 8, fast=False),   # (make formal; one writer in the suite)
-    _controller_proof(36, 14),
-    _slice_proof(1, 12, 8),
+    _controller_proof(36, 8),
+    _slice_proof(1, 12, 6),
     _slice_proof(2, 14, 8, fast=False),
     _switch_proof(12),      # (two trees and an extra level: minutes, make formal only)
     _control_proof(30),
