@@ -1,4 +1,5 @@
-"""Blocks and the hierarchical Verilog writer (topsort_hdl/hardware/block.py)."""
+"""Blocks (topsort_hdl/hardware/block.py) and the hierarchical Verilog writer
+(topsort_hdl/targets/hierarchy.py, verilog_text.py)."""
 
 import gc
 import re
@@ -11,13 +12,15 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from topsort_hdl.core.config import config_from
-from topsort_hdl.hardware import block
-from topsort_hdl.hardware.block import hierarchical_verilog, module_name, verilog_instances
+from topsort_hdl.hardware.block import module_name
 from topsort_hdl.hardware.merge import MmsMergeUnit, SelectMergeUnit
 from topsort_hdl.hardware.merge.cas import CompareSwap, record_key
 from topsort_hdl.hardware.records import RecordLayout, tree_record
 from topsort_hdl.hardware.tree import MergeTree
+from topsort_hdl.targets import verilog_text
+from topsort_hdl.targets.hierarchy import hierarchical_verilog
 from topsort_hdl.targets.kernel_verilog import kernel_verilog
+from topsort_hdl.targets.verilog_text import verilog_instances
 
 RECORD = RecordLayout(32, 32)
 
@@ -97,7 +100,7 @@ def test_the_text_does_not_depend_on_which_modules_yosys_writes_together(monkeyp
             writer._submit()
             writer._running[-1].result()
 
-    monkeypatch.setattr(block._BackgroundWriter, "add", add)
+    monkeypatch.setattr(verilog_text.VerilogWriter, "add", add)
     forced = two_trees().text
     assert forced == usual
     assert len(re.findall(r"^endmodule$", usual, re.MULTILINE)) == len(modules_of(usual)) > 3

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from topsort_hdl.hardware.block import verilog_instances
 from topsort_hdl.sim.runner import VERILATOR_WAIVERS, run_bench, write_unit
 from topsort_hdl.targets.units import build_unit, emit_verilog
+from topsort_hdl.targets.verilog_text import verilog_instances
 
 MMS_CASES = [
     (1, "icarus"), (2, "icarus"), (4, "icarus"), (8, "icarus"),

@@ -9,8 +9,8 @@ from xml.etree import ElementTree
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import get_runner
 
-from topsort_hdl.hardware.block import verilog_instances
 from topsort_hdl.targets.units import build_unit, emit_verilog
+from topsort_hdl.targets.verilog_text import verilog_instances
 
 __all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "Bench", "build_bench", "repeated_blocks", "run_bench",
            "verilator_lint", "write_kernel", "write_unit"]

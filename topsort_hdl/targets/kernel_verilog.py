@@ -9,8 +9,8 @@ from pathlib import Path
 from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
 
 from ..core.contract import CONTROL_PORT, STATUS_BITS, layout_descriptor, master_port
-from ..hardware.block import hierarchical_verilog
 from ..hardware.kernel.kernel import TopSortKernel
+from .hierarchy import hierarchical_verilog
 from .vitis.connectivity import port_channels
 from .vitis.identity import KERNEL_NAME
 
@@ -72,8 +72,8 @@ def _vitis_name(path):
 def kernel_verilog(config, name="topsort", port_stages=None):
     """The kernel's Verilog: top ``name`` with ports ``ap_clk``, ``ap_rst_n``,
     ``s_axi_control_*``, ``mNN_axi_*`` and ``interrupt``, every distinct block one module
-    (:func:`~topsort_hdl.hardware.block.hierarchical_verilog`); returns ``(design, kernel)``, the
-    design a :class:`~topsort_hdl.hardware.block.HierarchicalDesign`."""
+    (:func:`~topsort_hdl.targets.hierarchy.hierarchical_verilog`); returns ``(design, kernel)``, the
+    design a :class:`~topsort_hdl.targets.hierarchy.HierarchicalDesign`."""
     kernel = TopSortKernel(config, port_stages)
     top = Module()
     top.domains.sync = ClockDomain()

@@ -3,11 +3,11 @@
 import inspect
 
 from ..hardware.axi import AxiParams, AxiReadEngine, AxiWriteEngine
-from ..hardware.block import hierarchical_verilog
 from ..hardware.merge import BitonicMerger, CompareSwap, FlimsMergeUnit, MmsMergeUnit
 from ..hardware.records import RecordLayout
 from ..hardware.tree import MergeTree, ReuseSwitch
 from ..hardware.tree.merge_tree import DEFAULT_LEAF_DEPTH
+from .hierarchy import hierarchical_verilog
 
 __all__ = ["UNIT_KINDS", "build_unit", "emit_verilog", "unit_parameters"]
 
@@ -88,7 +88,7 @@ def build_unit(kind, *, key_bits=32, value_bits=32, **params):
 
 def emit_verilog(component, name):
     """Return the Verilog of ``component`` with top-level module ``name``, each distinct block
-    inside it one module named ``name_...`` (:func:`~.hardware.block.hierarchical_verilog`,
+    inside it one module named ``name_...`` (:func:`~.hierarchy.hierarchical_verilog`,
     which runs the Yosys that ships with Amaranth, whatever the environment says)."""
     if not name.isidentifier():
         raise ValueError(f"name must be a Verilog identifier, not {name!r}")

@@ -17,15 +17,11 @@ from topsort_hdl.analysis.qor.levels import Levels, LevelsError, PathEnds, netli
 from topsort_hdl.analysis.qor.resources import ResourceEstimate, resource_table
 from topsort_hdl.analysis.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
 from topsort_hdl.core.config import PRESETS
-from topsort_hdl.hardware.block import (
-    block_census,
-    verilog_instances,
-    verilog_modules,
-    verilog_subset,
-)
 from topsort_hdl.hardware.kernel.kernel import TopSortKernel
 from topsort_hdl.hardware.tree.reuse import ReuseSwitch
+from topsort_hdl.targets.hierarchy import block_census
 from topsort_hdl.targets.kernel_verilog import kernel_verilog
+from topsort_hdl.targets.verilog_text import verilog_instances, verilog_modules, verilog_subset
 from topsort_hdl.targets.vitis.project import board_floorplan
 
 GOLDEN = Path(__file__).resolve().parents[3] / "benchmarks" / "golden" / "qor.json"

@@ -20,7 +20,7 @@ from topsort_hdl.core.contract import (
 from topsort_hdl.core.golden.kernel import KernelModel
 from topsort_hdl.core.plan import phase2_leaves
 from topsort_hdl.core.register_map import RegisterMap
-from topsort_hdl.hardware.block import verilog_instances
+from topsort_hdl.targets.verilog_text import verilog_instances
 from topsort_hdl.targets.vitis import link_config, package_tcl, port_channels, write_project
 from topsort_hdl.targets.vitis.identity import KERNEL_NAME, LIBRARY, VENDOR, VERSION
 from topsort_hdl.targets.vitis.kernel_xml import kernel_xml

@@ -2,10 +2,11 @@
 them.
 
 The estimate synthesises the design ``generate`` writes, not a second construction of it: the
-kernel is emitted hierarchically (:func:`~topsort_hdl.hardware.block.hierarchical_verilog`, each
-distinct block one module), and its *parts* are the cells the floorplan places
-(:func:`~topsort_hdl.targets.vitis.floorplan.tree_cells` of every tree, phase 2's units, packer and
-writer), the control block and each port's register stages. Each distinct module among the
+kernel is emitted hierarchically
+(:func:`~topsort_hdl.targets.hierarchy.hierarchical_verilog`, each distinct block one module),
+and its *parts* are the cells the floorplan places
+(:func:`~topsort_hdl.targets.vitis.floorplan.tree_cells` of every tree, phase 2's units, packer
+and writer), the control block and each port's register stages. Each distinct module among the
 parts is synthesised once, with everything it instantiates, and a group is the sum over its
 cells:
 
@@ -22,7 +23,7 @@ multiplexers) is not counted: a few hundred LUTs at most. Each merge unit rate i
 
 The parts are found without converting the kernel (:func:`kernel_bill`, a census of its
 blocks: about 2 s for ``u280`` where converting it takes a minute), and each part's Verilog is
-the text the whole kernel's emission holds for it (:func:`~topsort_hdl.hardware.block.
+the text the whole kernel's emission holds for it (:func:`~topsort_hdl.targets.hierarchy.
 block_verilog`; a test compares them), so the estimate still synthesises what ``generate``
 writes and its cache serves both.
 """
@@ -30,12 +31,12 @@ writes and its cache serves both.
 import fnmatch
 from dataclasses import dataclass
 
-from ...hardware.block import block_census, block_verilog
 from ...hardware.kernel.kernel import TopSortKernel, merge_record
 from ...hardware.merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import MergeTree, tree_merge_unit
 from ...hardware.tree.reuse import ReuseSwitch
+from ...targets.hierarchy import block_census, block_verilog
 from ...targets.kernel_verilog import TOP_NAME
 
 __all__ = ["DesignBlock", "KernelBill", "kernel_bill", "KernelParts", "kernel_parts", "compose",

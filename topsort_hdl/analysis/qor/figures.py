@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ...hardware.block import block_verilog
+from ...targets.hierarchy import block_verilog
 from ..jobs import run_jobs
 from .blocks import TOP
 from .synth import CACHE_DIR, cached_result, design_key, run_yosys, store_result
@@ -20,18 +20,21 @@ _PACKAGE = Path(__file__).resolve().parents[2]
 # What a block is follows from its constructor's arguments: the configuration's code only
 # computes them (and no block reads it), the golden models and stored figures are not hardware.
 NOT_HARDWARE = ("core/config.py", "core/block_figures.py", "core/golden/")
+# The code that writes a block's Verilog, outside the hardware.
+VERILOG_WRITER = ("targets/hierarchy.py", "targets/verilog_text.py")
 
 
 @functools.cache
 def source_digest():
     """A hash of the code a block's Verilog follows from (``hardware/`` and ``core/``, less
-    :data:`NOT_HARDWARE`): an identity seen with another source is written again."""
+    :data:`NOT_HARDWARE`, and :data:`VERILOG_WRITER`): an identity seen with another source is
+    written again."""
     digest = hashlib.sha256()
-    for folder in ("hardware", "core"):
-        for path in sorted((_PACKAGE / folder).rglob("*.py")):
-            name = path.relative_to(_PACKAGE).as_posix()
-            if not name.startswith(NOT_HARDWARE):
-                digest.update(name.encode() + b"\0" + path.read_bytes())
+    paths = [path for folder in ("hardware", "core") for path in (_PACKAGE / folder).rglob("*.py")]
+    for path in sorted(paths + [_PACKAGE / name for name in VERILOG_WRITER]):
+        name = path.relative_to(_PACKAGE).as_posix()
+        if not name.startswith(NOT_HARDWARE):
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:20]
 
 
