@@ -24,10 +24,10 @@ def test_proof_holds_and_catches_its_broken_block(proof, tmp_path):
     result = run_proof(proof.name, proof.design(), proof.mode, proof.suite_depth, tmp_path)
     assert result.status == "PASS", result.log.read_text()[-3000:]
     assert result.assertions > 0
-    broken = run_proof(f"{proof.name}-broken", proof.design(broken=True), proof.mode,
-                       proof.suite_depth, tmp_path)
-    assert broken.status == "FAIL", broken.log.read_text()[-3000:]
-    assert broken.trace is not None and broken.trace.stat().st_size > 0
+    for name, build in proof.broken_variants:
+        broken = run_proof(name, proof.design(build), proof.mode, proof.suite_depth, tmp_path)
+        assert broken.status == "FAIL", broken.log.read_text()[-3000:]
+        assert broken.trace is not None and broken.trace.stat().st_size > 0
 
 
 def test_properties_only_in_formal_builds():

@@ -53,20 +53,21 @@ def run(args):
     if missing:
         raise UsageError(f"formal proofs need {', '.join(missing)}, which is not installed: "
                          "pip install 'topsort-hdl[formal]'")
-    jobs = [(proof, False) for proof in proofs]
+    # (proof, name, the broken variant's build or None)
+    jobs = [(proof, proof.name, None) for proof in proofs]
     if args.broken:
-        jobs += [(proof, True) for proof in proofs]
+        jobs += [(proof, name, build) for proof in proofs
+                 for name, build in proof.broken_variants]
 
     def prove(job):
-        proof, broken = job
-        name = f"{proof.name}-broken" if broken else proof.name
-        return run_proof(name, proof.design(broken=broken), proof.mode, proof.depth, args.work)
+        proof, name, build = job
+        return run_proof(name, proof.design(build), proof.mode, proof.depth, args.work)
 
     print(f"{'proof':<26} {'asserts':>7} {'mode':<5} {'depth':>5} {'time':>7}  result")
     failed = 0
     with ThreadPoolExecutor(args.jobs) as pool:
-        for (_, broken), r in zip(jobs, pool.map(prove, jobs), strict=True):
-            if broken:
+        for (_, _, broken), r in zip(jobs, pool.map(prove, jobs), strict=True):
+            if broken is not None:
                 caught = r.status == "FAIL"
                 failed += not caught
                 outcome = "caught" if caught else f"NOT CAUGHT ({r.status}): {r.log}"

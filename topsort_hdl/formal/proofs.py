@@ -41,7 +41,8 @@ __all__ = ["Proof", "PROOFS", "proofs_named"]
 @dataclass(frozen=True)
 class Proof:
     """``block()`` builds the block, ``broken()`` a variant with a fault the properties must
-    catch; ``environment(m, block)`` drives its inputs. ``fast``: in the default test suite,
+    catch (``also_broken``: more such variants, for properties the first fault does not
+    reach); ``environment(m, block)`` drives its inputs. ``fast``: in the default test suite,
     there to ``quick_depth`` cycles when that is given (the broken variant is caught by then),
     to ``depth`` in ``make formal``."""
 
@@ -54,14 +55,23 @@ class Proof:
     depth: int
     fast: bool = True
     quick_depth: int | None = None
+    also_broken: tuple = ()
 
     @property
     def suite_depth(self):
         """The depth the default test suite proves."""
         return self.quick_depth or self.depth
 
-    def design(self, *, broken=False):
-        return Harness(self.broken() if broken else self.block(), self.environment)
+    @property
+    def broken_variants(self):
+        """``(name, build)`` of each broken variant: ``<name>-broken``, ``-broken2``, ..."""
+        builds = (self.broken, *self.also_broken)
+        return [(f"{self.name}-broken{index if index > 1 else ''}", build)
+                for index, build in enumerate(builds, 1)]
+
+    def design(self, build=None):
+        """The harness around the block, or around ``build()`` (a broken variant's)."""
+        return Harness((build or self.block)(), self.environment)
 
 
 def sabotaged(cls, sabotage):
@@ -283,12 +293,20 @@ def _control_environment(m, control):
 
 def _control_proof(depth):
     arguments = dict(args=[("records", 32), ("base", 64)], counters=["cycles"], addr_width=7)
-    # The fault: every read returns 0.
+    # The faults: every read returns 0; a read of any register clears ap_done and ap_ready.
     broken = sabotaged(ControlRegisters, lambda c, m: m.d.comb.__iadd__(
         c.s_axi_control.rdata.eq(0)))
+
+    class ClearedByAnyRead(ControlRegisters):
+        def _handshake(self, m, st):
+            bus = self.s_axi_control
+            m.d.comb += st.read_control.eq(bus.arvalid & bus.arready)
+            super()._handshake(m, st)
+
     return Proof("control-registers", "ControlRegisters, a 32-bit and a 64-bit argument",
                  lambda: ControlRegisters(**arguments), lambda: broken(**arguments),
-                 _control_environment, "bmc", depth, quick_depth=10)
+                 _control_environment, "bmc", depth, quick_depth=10,
+                 also_broken=(lambda: ClearedByAnyRead(**arguments),))
 
 
 def _job_environment(m, job):
@@ -328,7 +346,7 @@ PROOFS = [
     _slice_proof(1, 12, 6),
     _slice_proof(2, 14, 8, fast=False),
     _switch_proof(12),      # (two trees and an extra level: minutes, make formal only)
-    _control_proof(30),
+    _control_proof(20),
     _job_proof(20),         # (10 pairs of buffers checked, then phases 1 and 2 begin)
 ]
 

@@ -123,6 +123,7 @@ class ControlRegisters(Block):
         self._handshake(m, st)
         if is_formal(platform):
             self._properties(m)
+            self._handshake_properties(m)
         return m
 
     def _write_channel(self, m, st):
@@ -309,3 +310,96 @@ class ControlRegisters(Block):
         with m.If(bus.rvalid & read_known):
             check(m, bus.rdata[:min(bits, 32)] == read_expected[:min(bits, 32)],
                   f"{name} reads back other than what was written")
+
+    def _handshake_properties(self, m):
+        """``ap_ctrl_hs`` as the host and the kernel see it (formal builds only), stated from
+        the bus: what a write applies, it applies as B is raised; a read reports the registers
+        as AR is taken.
+
+        - ``start`` rises only as a write of 1 to ap_start is applied, and always then (a start
+          is never lost); it stays up until the kernel's ``ready``, and falls after it unless
+          auto_restart is set or a new start is written;
+        - a read of ``control`` reports ap_done (ap_ready) exactly when a ``done`` (``ready``)
+          pulse came after the previous read of ``control`` was taken: each pulse is reported
+          by one read, never by two, and a read of any other register clears nothing; ap_start
+          and ap_idle read as the kernel's ``start`` and ``idle`` of the cycle before;
+        - ``interrupt`` is GIE and any ISR bit, where a bit is set by its event when IER
+          enables it and toggled by a write of 1 to it (the event wins in the same cycle).
+        """
+        bus = self.s_axi_control
+        # The write being applied: its address and data, applied as B rises.
+        address = Signal.like(bus.awaddr, name="hs_address")
+        data, strobes = Signal(32, name="hs_data"), Signal(4, name="hs_strobes")
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += address.eq(bus.awaddr)
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [data.eq(bus.wdata), strobes.eq(bus.wstrb)]
+        responded = Signal(name="hs_b_before")
+        m.d.sync += responded.eq(bus.bvalid)
+        applied = bus.bvalid & ~responded
+
+        def written(offset):
+            """A write to the low byte of the register at ``offset`` is applied this cycle."""
+            return applied & (address[2:] == _word(offset)) & strobes[0]
+
+        def model(name, width, now):
+            """The register ``name`` as the host's writes and the kernel's events made it:
+            ``now(before)`` its value this cycle from its value in the last one."""
+            before = Signal(width, name=f"hs_{name}")
+            value = Signal(width, name=f"hs_{name}_now")
+            m.d.comb += value.eq(now(before))
+            m.d.sync += before.eq(value)
+            return value
+
+        # The kernel's pulses and idle of the cycle before (what a register shows now).
+        past = Signal(4, name="hs_past")
+        m.d.sync += past.eq(Cat(self.start, self.ready, self.done, self.idle))
+        was_started, was_ready, was_done, was_idle = past
+        auto_restart = model("auto_restart", 1, lambda before: Mux(
+            written(CONTROL), data[AUTO_RESTART], before))
+        auto_before = Signal(name="hs_auto_restart_before")
+        m.d.sync += auto_before.eq(auto_restart)
+        start_written = written(CONTROL) & data[AP_START]
+
+        # ap_start
+        with m.If(start_written):
+            check(m, self.start, "a write of 1 to ap_start did not start the kernel")
+        with m.If(~was_started & ~start_written):
+            check(m, ~self.start, "ap_start rose with no write of 1 to it")
+        with m.If(was_started & ~was_ready):
+            check(m, self.start, "ap_start fell before the kernel was ready")
+        with m.If(was_started & was_ready & ~auto_before & ~start_written):
+            check(m, ~self.start, "ap_start stayed up after ready without auto_restart")
+
+        # ap_done and ap_ready: pending since the last read of `control` was taken (an event
+        # in the cycle of that read is the next read's to report).
+        control_read = bus.arvalid & bus.arready & (bus.araddr[2:] == _word(CONTROL))
+        pending = {}
+        for bit, event in ((AP_DONE, self.done), (AP_READY, self.ready)):
+            flag = pending[bit] = Signal(name=f"hs_pending_{bit}")
+            m.d.sync += flag.eq(event | flag & ~control_read)
+        reported = Signal(32, name="hs_reported")
+        expected = Signal(4, name="hs_expected")     # start, done, idle, ready as read
+        read_control = Signal(name="hs_read_control")
+        with m.If(bus.arvalid & bus.arready):
+            m.d.sync += [read_control.eq(control_read),
+                         expected.eq(Cat(self.start, pending[AP_DONE], was_idle,
+                                         pending[AP_READY]))]
+        m.d.comb += reported.eq(bus.rdata)
+        with m.If(bus.rvalid & read_control):
+            for bit, value, what in ((AP_START, expected[0], "ap_start"),
+                                     (AP_DONE, expected[1], "ap_done"),
+                                     (AP_IDLE, expected[2], "ap_idle"),
+                                     (AP_READY, expected[3], "ap_ready")):
+                check(m, reported[bit] == value,
+                      f"a read of control reports {what} other than the kernel's")
+
+        # The interrupt: GIE, IER and ISR as written, ISR's bits set by the enabled events.
+        gie = model("gie", 1, lambda before: Mux(written(GIE), data[0], before))
+        ier = model("ier", 2, lambda before: Mux(written(IER), data[:2], before))
+        events = Signal(2, name="hs_events")
+        m.d.sync += [events[IRQ_DONE].eq(self.done & ier[IRQ_DONE]),
+                     events[IRQ_READY].eq(self.ready & ier[IRQ_READY])]
+        isr = model("isr", 2, lambda before: Mux(written(ISR), before ^ data[:2], before) |
+                    events)
+        check(m, self.interrupt == (gie & isr.any()), "interrupt is not GIE and any ISR bit")
