@@ -1,11 +1,48 @@
-"""A FIFO whose flags are flip-flops, for links whose two ends placers spread apart."""
+"""A FIFO whose flags are flip-flops, for links whose two ends placers spread apart, and the one
+way a queue sits between streams (:func:`into_queue`, :func:`out_of_queue`)."""
 
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from .properties import check, held_until_taken, is_formal, order_kept
 
-__all__ = ["RegisteredFlagsFIFO"]
+__all__ = ["RegisteredFlagsFIFO", "into_queue", "out_of_queue", "stream_out"]
+
+
+def into_queue(m, port, queue, payload=None):
+    """A stream into ``queue``'s write side: ``port`` (anything with ``valid``, ``ready`` and
+    ``payload``, usually a ``lib.stream`` sink) is ready when the queue has room, and each
+    transfer writes ``payload`` (default the port's own: a repacking of it otherwise). A queue
+    whose ``write_needs_room`` is true is written only with ``w_rdy``, as its rule asks;
+    Amaranth's FIFOs and the lane queues ignore a write while full, and are not gated."""
+    gated = getattr(queue, "write_needs_room", False)
+    m.d.comb += [
+        queue.w_data.eq(port.payload if payload is None else payload),
+        queue.w_en.eq(port.valid & queue.w_rdy if gated else port.valid),
+        port.ready.eq(queue.w_rdy),
+    ]
+
+
+def out_of_queue(m, queue, port):
+    """``queue``'s head out as a stream: ``port`` (a ``lib.stream`` source, or anything with
+    ``valid``, ``ready`` and ``payload``) is valid while the queue has an entry, and a transfer
+    reads it. A queue whose ``read_needs_entry`` is true is read only with ``r_rdy``; the
+    others ignore a read while empty. Returns the transfer."""
+    gated = getattr(queue, "read_needs_entry", False)
+    m.d.comb += [
+        port.payload.eq(queue.r_data),
+        port.valid.eq(queue.r_rdy),
+        queue.r_en.eq(queue.r_rdy & port.ready if gated else port.ready),
+    ]
+    return port.valid & port.ready
+
+
+def stream_out(m, queue, port, data, write):
+    """Write ``data`` into ``queue`` when ``write`` (the writer keeps the queue's rule: a
+    merge unit writes only with a credit), and send the queue's head out of ``port``
+    (:func:`out_of_queue`); return the port's transfer."""
+    m.d.comb += [queue.w_data.eq(data), queue.w_en.eq(write)]
+    return out_of_queue(m, queue, port)
 
 
 class RegisteredFlagsFIFO(Elaboratable):
@@ -25,11 +62,14 @@ class RegisteredFlagsFIFO(Elaboratable):
     ``ram_style``, if given, is set as the memory's ``ram_style`` attribute.
     """
 
+    write_needs_room = True     # w_en only with w_rdy (checked in formal builds)
+
     def __init__(self, *, width, capacity, buffered, ram_style=None):
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity}")
         self.width, self.capacity, self.buffered = width, capacity, buffered
         self.depth = capacity - 1 if buffered else capacity     # entries in the memory
+        self.read_needs_entry = not buffered    # r_en only with r_rdy, unless buffered
         self.ram_style = ram_style
         self.w_data = Signal(width)
         self.w_en = Signal()

@@ -1,5 +1,7 @@
 """AXI4 register slices: pipeline stages for a port whose master sits on another die."""
 
+from types import SimpleNamespace
+
 from amaranth.asserts import AnyConst
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo
@@ -8,6 +10,7 @@ from amaranth.lib.wiring import In, Out
 from ...core.axi_params import AXI4_CHANNELS
 from ..block import Block
 from ..properties import check, held_until_taken, is_formal
+from ..queue import out_of_queue
 from ..records import check_range
 from .signature import Axi4Signature, AxiParams
 
@@ -92,13 +95,10 @@ def _credit_pipeline(m, source, sink, stages, name, formal=False):
     # carry chain and a compare after it)
     m.d.sync += [credits.eq(credits - taken + returned),
                  has_credit.eq(returned | Mux(taken, credits > 1, credits != 0))]
-    m.d.comb += [
-        buffer.w_en.eq(forward_valid),
-        buffer.w_data.eq(forward_payload),
-        sink_valid.eq(buffer.r_rdy),
-        sink_payload.eq(buffer.r_data),
-        buffer.r_en.eq(sink_ready),
-    ]
+    # (the FIFO's write side is no stream: the credits keep it from overflowing)
+    m.d.comb += [buffer.w_en.eq(forward_valid), buffer.w_data.eq(forward_payload)]
+    out_of_queue(m, buffer, SimpleNamespace(valid=sink_valid, ready=sink_ready,
+                                            payload=sink_payload))
     if formal:
         # Every credit is somewhere: at the sender, a transfer on its way, an entry of the
         # FIFO or a credit on its way back; so the FIFO never overflows.

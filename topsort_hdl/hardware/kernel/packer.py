@@ -9,7 +9,7 @@ from amaranth.utils import exact_log2
 
 from ...core.params import COUNT_BITS
 from ..block import Block
-from ..queue import RegisteredFlagsFIFO
+from ..queue import RegisteredFlagsFIFO, out_of_queue
 from ..records import (
     MAX_MERGE_RATE,
     BundleLayout,
@@ -194,10 +194,8 @@ class RootPacker(Block):
         m.d.comb += [
             st.out.w_data.eq(leaving),
             st.out.w_en.eq(emit),
-            self.o.valid.eq(st.out.r_rdy),
-            self.o.payload.eq(st.out.r_data),
-            st.out.r_en.eq(st.out.r_rdy & self.o.ready),
         ]
+        out_of_queue(m, st.out, self.o)
 
     def _bundles_in(self, m, st):
         """Each bundle's real records into the ring at ``at``, rotated there."""

@@ -10,10 +10,11 @@ from amaranth.lib import data
 from amaranth.utils import exact_log2
 
 from ..properties import is_formal
+from ..queue import into_queue, stream_out
 from .bitonic import BitonicMergeNetwork
 from .cas import less_than
 from .credit import CreditCounter
-from .lanes import BankedQueue, LaneFIFO, stream_out
+from .lanes import BankedQueue, LaneFIFO
 from .unit import StreamMergeUnit
 
 __all__ = ["FlimsMergeUnit"]
@@ -148,12 +149,8 @@ class FlimsMergeUnit(StreamMergeUnit):
         port = getattr(self, side)
         queue = BankedQueue(width=entry.size, depth=self._input_depth, banks=self._rate)
         m.submodules[f"{side}_banks"] = queue
-        m.d.comb += [
-            queue.w_data.eq(Cat(Cat(record, port.payload.last)
-                                for record in port.payload.records)),
-            queue.w_en.eq(port.valid),
-            port.ready.eq(queue.w_rdy),
-        ]
+        into_queue(m, port, queue, payload=Cat(Cat(record, port.payload.last)
+                                              for record in port.payload.records))
         return queue
 
     def _cascade(self, m, winners):

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..records import check_at_least
 
-__all__ = ["BankedQueue", "LaneFIFO", "LaneQueue", "lane_bounds", "stream_out"]
+__all__ = ["BankedQueue", "LaneFIFO", "LaneQueue", "lane_bounds"]
 
 
 def lane_bounds(width, lanes):
@@ -17,19 +17,6 @@ def lane_bounds(width, lanes):
     bounds = [(i * size, (i + 1) * size) for i in range(lanes)]
     bounds[-1] = (bounds[-1][0], width)
     return bounds
-
-
-def stream_out(m, queue, port, data, write):
-    """Write ``data`` into ``queue`` (any FIFO with the ``amaranth.lib.fifo`` ports) when
-    ``write``, and send it out of ``port`` (a stream source); return the port's transfer."""
-    m.d.comb += [
-        queue.w_data.eq(data),
-        queue.w_en.eq(write),
-        port.payload.eq(queue.r_data),
-        port.valid.eq(queue.r_rdy),
-        queue.r_en.eq(port.ready),
-    ]
-    return port.valid & port.ready
 
 
 class _Lanes(wiring.Component):

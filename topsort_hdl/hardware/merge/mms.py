@@ -5,9 +5,10 @@ from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
 from ..properties import is_formal
+from ..queue import stream_out
 from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
-from .lanes import LaneFIFO, stream_out
+from .lanes import LaneFIFO
 from .run_selector import RunSelector
 from .unit import StreamMergeUnit
 

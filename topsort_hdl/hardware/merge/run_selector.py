@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..queue import into_queue
 from ..records import BundleLayout, check_at_least
 from .cas import less_than
 from .lanes import LaneQueue
@@ -212,10 +213,8 @@ class RunSelector(wiring.Component):
         port = getattr(self, side)
         queue = LaneQueue(width=self._bundle.size, depth=self._depth, lanes=lanes)
         m.submodules[f"{side}_queue"] = queue
+        into_queue(m, port, queue)
         m.d.comb += [
-            queue.w_data.eq(port.payload),
-            queue.w_en.eq(port.valid),
-            port.ready.eq(queue.w_rdy),
             getattr(self, f"{side}_head").eq(queue.head),
             queue.pop.eq(getattr(self, f"{side}_popped")),
         ]

@@ -5,9 +5,9 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..block import Block
+from ..queue import stream_out
 from ..records import BundleLayout, RecordLayout, check_at_least
 from .credit import CreditCounter
-from .lanes import stream_out
 from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
 
 __all__ = ["SelectMergeUnit"]

@@ -9,6 +9,7 @@ from ...core.tree_shape import check_tree_shape, tree_rates
 from ..block import Block
 from ..merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ..merge.run_selector import MIN_FIFO_DEPTH
+from ..queue import into_queue, out_of_queue
 from ..records import (
     BundleLayout,
     RecordLayout,
@@ -175,12 +176,6 @@ def buffered(m, name, port, layout, depth):
     buffer = LeafBuffer(width=layout.size, depth=depth)
     m.submodules[name] = buffer
     out = stream.Signature(layout).create(path=(name, "o"))
-    m.d.comb += [
-        buffer.w_data.eq(port.payload),
-        buffer.w_en.eq(port.valid & buffer.w_rdy),
-        port.ready.eq(buffer.w_rdy),
-        out.payload.eq(buffer.r_data),
-        out.valid.eq(buffer.r_rdy),
-        buffer.r_en.eq(out.ready),
-    ]
+    into_queue(m, port, buffer)
+    out_of_queue(m, buffer, out)
     return out
