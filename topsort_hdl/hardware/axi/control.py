@@ -122,8 +122,9 @@ class ControlRegisters(Block):
         self._read_channel(m, st)
         self._handshake(m, st)
         if is_formal(platform):
-            self._properties(m)
-            self._handshake_properties(m)
+            write = self._applied_write(m)
+            self._properties(m, write)
+            self._handshake_properties(m, write)
         return m
 
     def _write_channel(self, m, st):
@@ -257,7 +258,24 @@ class ControlRegisters(Block):
         with m.If(self.ready & st.ier[IRQ_READY]):
             m.d.sync += st.isr[IRQ_READY].eq(1)
 
-    def _properties(self, m):
+    def _applied_write(self, m):
+        """The write being applied, as the properties see it from the bus: its address, data
+        and strobes (registered as AW and W are taken) and ``applied``, true in the cycle its
+        B is raised, the first in which the registers hold it (formal builds only)."""
+        bus = self.s_axi_control
+        write = SimpleNamespace(address=Signal.like(bus.awaddr, name="written_address"),
+                                data=Signal(32, name="written_data"),
+                                strobes=Signal(4, name="written_strobes"))
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += write.address.eq(bus.awaddr)
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [write.data.eq(bus.wdata), write.strobes.eq(bus.wstrb)]
+        responded = Signal(name="b_before")
+        m.d.sync += responded.eq(bus.bvalid)
+        write.applied = bus.bvalid & ~responded
+        return write
+
+    def _properties(self, m, write):
         """The AXI4-Lite slave's promises (formal builds only), given a master that keeps the
         channels' rules: B and R held until taken; one B per write (AW and W), one R per
         read, and one write and one read in flight at most; the first argument reads back
@@ -284,16 +302,8 @@ class ControlRegisters(Block):
         # The first argument: what the last write applied to it put there.
         name, bits = self.register_map.args[0]
         word = _word(self.register_map.offset(name))
-        address = Signal.like(bus.awaddr, name="written_address")
-        data, strobes = Signal(32, name="written_data"), Signal(4, name="written_strobes")
-        with m.If(bus.awvalid & bus.awready):
-            m.d.sync += address.eq(bus.awaddr)
-        with m.If(bus.wvalid & bus.wready):
-            m.d.sync += [data.eq(bus.wdata), strobes.eq(bus.wstrb)]
-        responded = Signal(name="b_before")
-        m.d.sync += responded.eq(bus.bvalid)
-        # (a write is applied as its B is raised: the argument holds it from that cycle on)
-        applied = bus.bvalid & ~responded & (address[2:] == word)
+        data, strobes = write.data, write.strobes
+        applied = write.applied & (write.address[2:] == word)
         known, expected = Signal(name="argument_known"), Signal(32, name="argument_expected")
         now_known = Mux(applied, strobes == 0b1111, known)
         now_expected = Mux(applied, data, expected)
@@ -311,7 +321,7 @@ class ControlRegisters(Block):
             check(m, bus.rdata[:min(bits, 32)] == read_expected[:min(bits, 32)],
                   f"{name} reads back other than what was written")
 
-    def _handshake_properties(self, m):
+    def _handshake_properties(self, m, write):
         """``ap_ctrl_hs`` as the host and the kernel see it (formal builds only), stated from
         the bus: what a write applies, it applies as B is raised; a read reports the registers
         as AR is taken.
@@ -327,20 +337,11 @@ class ControlRegisters(Block):
           enables it and toggled by a write of 1 to it (the event wins in the same cycle).
         """
         bus = self.s_axi_control
-        # The write being applied: its address and data, applied as B rises.
-        address = Signal.like(bus.awaddr, name="hs_address")
-        data, strobes = Signal(32, name="hs_data"), Signal(4, name="hs_strobes")
-        with m.If(bus.awvalid & bus.awready):
-            m.d.sync += address.eq(bus.awaddr)
-        with m.If(bus.wvalid & bus.wready):
-            m.d.sync += [data.eq(bus.wdata), strobes.eq(bus.wstrb)]
-        responded = Signal(name="hs_b_before")
-        m.d.sync += responded.eq(bus.bvalid)
-        applied = bus.bvalid & ~responded
+        data = write.data
 
         def written(offset):
             """A write to the low byte of the register at ``offset`` is applied this cycle."""
-            return applied & (address[2:] == _word(offset)) & strobes[0]
+            return write.applied & (write.address[2:] == _word(offset)) & write.strobes[0]
 
         def model(name, width, now):
             """The register ``name`` as the host's writes and the kernel's events made it:
