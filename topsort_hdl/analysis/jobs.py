@@ -1,6 +1,7 @@
 """Where the independent jobs run: a local process pool, or a Dask cluster when a scheduler's
-address is given. Each job is a pure function of its arguments (the synthesis of one Verilog
-text), so the results are the same wherever it ran; only the caller writes its cache."""
+address is given. Each job is a pure function of its arguments (a block's Verilog from its
+class and arguments, the synthesis of one Verilog text), so the results are the same wherever
+it ran; only the caller writes its cache."""
 
 import concurrent.futures
 import os

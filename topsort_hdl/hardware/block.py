@@ -102,6 +102,12 @@ class Block(wiring.Component):
         """The class and bound constructor arguments, or None if they cannot identify it."""
         return self._block_identity
 
+    @property
+    def block_arguments(self):
+        """The constructor's arguments by name, defaults filled in (``type(block)(**them)``
+        builds the same block again), or None when they cannot identify it."""
+        return None if self._block_arguments is None else dict(self._block_arguments)
+
     def module_tag(self):
         """The readable part of this block's module name."""
         if self.module_tag_format is None:

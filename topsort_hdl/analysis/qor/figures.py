@@ -1,6 +1,9 @@
 """Yosys figures of the kernel's blocks, found by what a block *is* (its identity) so that a
 point priced before costs a file read: the block's Verilog is written, and synthesised, only
-when its identity has not been seen with this source of the package's hardware."""
+when its identity has not been seen with this source of the package's hardware. Both run as
+jobs (:func:`.run_jobs`: local processes or a Dask cluster): a job writing Verilog rebuilds its
+block from its class and arguments, so that after a change of the hardware's source the index
+is rebuilt on every worker, not in the caller alone."""
 
 import functools
 import hashlib
@@ -83,18 +86,22 @@ class BlockFigures:
             elif not isinstance(block, str):
                 unknown[module] = block
         self.cached += len(results)
-        for number, (module, block) in enumerate(unknown.items(), 1):
-            self.progress(f"writing the Verilog of {module} ({number}/{len(unknown)})")
-            text = block_verilog(block, TOP)
+        where = self.scheduler or "local processes"
+        writes = [(module, (type(block), block.block_arguments))
+                  for module, block in unknown.items()]
+        for number, (module, text) in enumerate(run_jobs(_block_text, writes, self.scheduler,
+                                                         self.workers), 1):
+            self.progress(f"wrote the Verilog of {module} on {where} "
+                          f"({number}/{len(unknown)})")
+            # (the key is the caller's: its Yosys version and script, whoever wrote the text)
             digest = digests[module] = design_key(text, module)
             found = cached_result(digest, self.cache)
             if found is not None:
-                self._remember(module, block, digest)
+                self._remember(module, unknown[module], digest)
                 results[module] = found
                 self.cached += 1
             else:
                 jobs.append((module, (text, module)))
-        where = self.scheduler or "local processes"
         for done, (module, entry) in enumerate(run_jobs(run_yosys, jobs, self.scheduler,
                                                         self.workers), 1):
             results[module] = store_result(digests[module], entry, self.cache)
@@ -103,3 +110,9 @@ class BlockFigures:
             self.progress(f"synthesised {module} in {entry['seconds']:.0f} s on {where} "
                           f"({done}/{len(jobs)}, {len(jobs) - done} left)")
         return results
+
+
+def _block_text(cls, arguments):
+    """The Verilog of the block ``cls(**arguments)`` as the kernel holds it (a job: what a
+    worker of another machine sends back)."""
+    return block_verilog(cls(**arguments), TOP)
