@@ -22,7 +22,8 @@ help:
 	@echo "make bench-update rewrite benchmarks/golden/{mms,flims,tree,axi}.json (commit it with the reason)"
 	@echo "make qor        QoR regression: Yosys resources, benchmark sorts vs the performance model,"
 	@echo "                u280 generator time and memory, nextpnr-ecp5 Fmax and area of merge units,"
-	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold)"
+	@echo "                trees and the on-chip demo vs benchmarks/golden/qor.json (~25 min, ~190 cold;"
+	@echo "                QOR: more options, such as --scheduler tcp://HOST:8786)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
 	@echo "make figures    store the HBM presets' group figures with them (for the floorplan)"
@@ -78,11 +79,12 @@ bench-update: setup
 	$(VENV)/bin/topsort-hdl bench axi --json build/bench/axi.json --golden $(BENCH_GOLDEN)/axi.json --update
 
 QOR_GOLDEN := benchmarks/golden/qor.json
+QOR ?=
 qor: setup
-	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --json build/qor/figures.json
+	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --json build/qor/figures.json $(QOR)
 
 qor-update: setup
-	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json
+	$(VENV)/bin/topsort-hdl qor --golden $(QOR_GOLDEN) --update --json build/qor/figures.json $(QOR)
 
 # The golden tables are plain Python (json only); the model table computes the performance
 # model. tests/test_docs.py and tests/analysis/perf/test_perf.py fail until this has run.

@@ -2,10 +2,11 @@
 the Yosys estimate and the floorplan; the Pareto front of GB/s against LUTs."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
-from .options import UsageError, require
+from .options import UsageError, add_job_options, check_job_options, require
 
 __all__ = ["add_parser", "run"]
 
@@ -32,14 +33,15 @@ def add_parser(commands):
                         ("presort", "presort 0 and/or 1")):
         explore.add_argument(f"--{axis}", metavar="V,V,...",
                              help=f"{about} to enumerate (default every value that fits)")
-    explore.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                         help="run the synthesis jobs on this Dask scheduler's workers "
-                              "(default: local processes)")
-    explore.add_argument("--workers", type=int, help="local processes (default one per core)")
+    add_job_options(explore, "the Verilog writing and synthesis jobs")
     explore.add_argument("--plot", type=Path, help="write a PNG of the front here")
     explore.add_argument("--json", type=Path, help="also write every priced point here")
     explore.add_argument("--save", metavar="NAME",
                          help="save the fastest point on the front as preset NAME")
+    explore.add_argument("--validate", action="store_true",
+                         help="sort the fastest point on the front in RTL (Verilator, 4,096 "
+                              "records a tree, each order priced) and compare its cycles with "
+                              "the model; --save then saves it only if it passes")
 
 
 def _values(text, axis, kind=int):
@@ -85,10 +87,12 @@ def run(args):
         save_preset,
     )
     from ..analysis.explore.price import DISTRIBUTIONS
+    from ..analysis.explore.validate import validate_points, validation_lines
     from ..analysis.perf.model import DISTRIBUTIONS as ORDERS
     from ..analysis.perf.sweep import parse_size
     from ..analysis.qor.synth import SynthesisError
     from ..core.config import PRESETS, presets_dir
+    from ..sim.kernel_sort import SimulationError
 
     try:
         size = parse_size(args.bytes)
@@ -103,8 +107,9 @@ def run(args):
                              f"{order!r}")
     if args.plot:
         require("matplotlib", "--plot", "plot")
-    if args.scheduler:
-        require("distributed", "--scheduler", "explore")
+    check_job_options(args)
+    if args.validate and not shutil.which("verilator"):
+        require("verilator", "--validate", "verilator")
     if args.save and args.save in PRESETS:
         raise UsageError(f"--save must not name a built-in preset, not {args.save!r}")
     space = _space(args)
@@ -140,10 +145,24 @@ def run(args):
         print(f"wrote {plot_front(points, args.plot, size, budget)}")
     if args.json:
         args.json.write_text(json.dumps([_figures(p) for p in points], indent=1) + "\n")
+    if (args.save or args.validate) and not front:
+        raise UsageError(f"{'--save' if args.save else '--validate'}: no point fits, "
+                         f"nothing to {'save' if args.save else 'validate'}")
+    best = front[-1] if front else None
+    if args.validate:
+        try:
+            (validation,) = validate_points([best.config], orders, args.scheduler,
+                                            args.workers, progress)
+        except SimulationError as error:
+            print(f"topsort-hdl: explore: {best.config.name} failed in RTL: {error}",
+                  file=sys.stderr)
+            return 1
+        print()
+        for line in validation_lines(validation):
+            print(line)
+        if not validation.within_tolerance:
+            return 1
     if args.save:
-        if not front:
-            raise UsageError("--save: no point fits, nothing to save")
-        best = front[-1]
         path = save_preset(best.config, args.save, presets_dir())
         print(f"saved {best.config.name} as preset {args.save} ({path})")
     return 0

@@ -1,10 +1,10 @@
 """What the subcommands share: the program's name, the user-mistake exception and the parser
-that raises it, the ``--config``/``--set`` and record-width options."""
+that raises it, the ``--config``/``--set`` and record-width options, and where jobs run."""
 
 import argparse
 
 __all__ = ["PROG", "UsageError", "Parser", "add_config_options", "add_record_options",
-           "config_of", "require"]
+           "config_of", "require", "add_job_options", "check_job_options"]
 
 PROG = "topsort-hdl"
 
@@ -47,3 +47,27 @@ def require(module, what, extra):
     if importlib.util.find_spec(module) is None:
         raise UsageError(f"{what} needs the Python package {module}, which is not installed: "
                          f"pip install 'topsort-hdl[{extra}]'")
+
+
+def add_job_options(parser, jobs):
+    """``--scheduler`` and ``--workers``: where ``jobs`` (what the command runs as independent
+    jobs, for the help) run."""
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                        help=f"run {jobs} on this Dask scheduler's workers (default: local "
+                             "processes)")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="local processes (default one per core)")
+
+
+def check_job_options(args):
+    """A user mistake unless ``--scheduler`` can be used here and ``--workers`` is a count."""
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be 1 or more, not {args.workers}")
+    if args.scheduler:
+        if args.workers is not None:
+            raise UsageError("--workers counts local processes; with --scheduler the cluster's "
+                             "workers run the jobs: drop one of them")
+        if not args.scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+            raise UsageError(f"--scheduler takes a Dask scheduler's address such as "
+                             f"tcp://HOST:8786, not {args.scheduler!r}")
+        require("distributed", "--scheduler", "explore")

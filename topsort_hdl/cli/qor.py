@@ -5,7 +5,14 @@ import json
 import sys
 from pathlib import Path
 
-from .options import PROG, UsageError, add_config_options, config_of
+from .options import (
+    PROG,
+    UsageError,
+    add_config_options,
+    add_job_options,
+    check_job_options,
+    config_of,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -30,6 +37,7 @@ def add_parser(commands):
     qor.add_argument("--store-figures", action="store_true",
                      help="store the preset's block figures with it (topsort_hdl/core/"
                           "block_figures.json), for the floorplan of `generate`")
+    add_job_options(qor, "the synthesis, simulation and place-and-route jobs")
 
 
 def run(args):
@@ -46,6 +54,7 @@ def run(args):
     if args.store_figures and (args.set or args.golden):
         raise UsageError("--store-figures stores a preset's own figures; drop --set and "
                          "--golden")
+    check_job_options(args)
     config = config_of(args)
     golden = {}
     if args.golden and (args.golden.exists() or not args.update):
@@ -63,7 +72,8 @@ def run(args):
     try:
         figures, lines, failures = run_qor(parts, configs, progress,
                                            store_figures=args.store_figures,
-                                           units=bool(args.golden))
+                                           units=bool(args.golden),
+                                           scheduler=args.scheduler, workers=args.workers)
     except (SynthesisError, SimulationError, RuntimeError) as error:
         print(f"{PROG}: qor failed: {error}", file=sys.stderr)
         return 1

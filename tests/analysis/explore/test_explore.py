@@ -1,5 +1,6 @@
 """The design-space explorer: enumeration, pricing against the model and the estimate, the
-front, saved presets, and the synthesis jobs on a Dask cluster against local processes."""
+front, saved presets, the synthesis jobs on a Dask cluster against local processes, and a
+point's validation in RTL."""
 
 import dataclasses
 import hashlib
@@ -17,6 +18,7 @@ from topsort_hdl.analysis.explore import (
     save_preset,
 )
 from topsort_hdl.analysis.explore.price import PricedPoint, records_for
+from topsort_hdl.analysis.explore.validate import validation_records
 from topsort_hdl.analysis.perf.model import estimate
 from topsort_hdl.analysis.qor.blocks import TOP, compose, kernel_bill, merge_unit
 from topsort_hdl.analysis.qor.levels import Levels, PathEnds
@@ -173,6 +175,28 @@ def test_a_dask_cluster_gives_the_figures_local_processes_give(tmp_path):
     assert again.synthesised == 0
 
 
+def test_a_point_is_validated_only_when_the_model_is_within_tolerance_of_its_rtl():
+    """The validation's verdict follows each order's and phase's error (here RTL cycles made
+    up against the model's own): within 5% everywhere is validated, one phase out is not."""
+    from topsort_hdl.analysis.explore.validate import Validation, validation_lines
+
+    config = PRESETS["tiny"]
+    model = estimate(config, 4000, "ideal", "sorted")
+    rows = [{"records": 4000, "order": order, "phase1_cycles": model.phase1.cycles,
+             "phase2_cycles": round(model.phase2.cycles * 1.04)}
+            for order in ("random", "sorted")]
+    rows[0]["phase1_cycles"] = estimate(config, 4000, "ideal", "random").phase1.cycles
+    good = Validation(config, 4000, rows, 1.0)
+    assert good.within_tolerance and validation_lines(good)[-1].startswith("validated")
+    assert [round(e, 3) for *_, e in good.errors()][1::2] == [round(1 / 1.04 - 1, 3)] * 2
+    bad = Validation(config, 4000, [rows[0], {**rows[1], "phase1_cycles": 2 * rows[1][
+        "phase1_cycles"]}], 1.0)
+    lines = validation_lines(bad)
+    assert not bad.within_tolerance and lines[-1].startswith("NOT VALIDATED")
+    assert [line.split()[:2] for line in lines if line.endswith("out of tolerance")] == [
+        ["sorted", "phase1"]]
+
+
 def test_the_u50_points_of_the_papers_shape_are_marked_not_fitting():
     """On the U50 the paper's 16 trees hold 4 GB but do not floorplan on its two dies: marked,
     never on the front (figures from the u280 presets' stored estimates scale)."""
@@ -208,7 +232,7 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     args = ["explore", "--board", "sim", "--bytes", "32K", "--trees", "4", "--leaves", "4",
             "--rate", "2", "--reuse", "2", "--presort", "1", "--merge-unit", "mms",
             "--plot", str(tmp_path / "front.png"), "--json", str(tmp_path / "front.json"),
-            "--save", "found"]
+            "--save", "found", "--validate"]
     done = subprocess.run([sys.executable, "-m", "topsort_hdl", *args], capture_output=True,
                           text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr
@@ -224,6 +248,14 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     assert point["name"] == config.name and point["fits"] and point["luts"] > 0
     assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
     assert "priced 1 points" in done.stderr
+    # --validate: the point sorted in Verilator (each order priced, exact), its cycles within
+    # the model's tolerance, before --save saves it.
+    table = done.stdout[done.stdout.index(f"{config.name} in RTL"):].splitlines()
+    assert f"{validation_records(config)} records sorted exactly" in table[0]
+    assert [line.split()[:2] for line in table[2:6]] == [
+        [order, phase] for order in ("random", "sorted") for phase in ("phase1", "phase2")]
+    assert table[6].startswith("validated: exact")
+    assert table[7].startswith("saved ")
     listed = subprocess.run([sys.executable, "-m", "topsort_hdl", "configs"],
                             capture_output=True, text=True, env=env, timeout=300)
     assert any(line.startswith("found ") for line in listed.stdout.splitlines())

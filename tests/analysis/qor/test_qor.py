@@ -183,23 +183,61 @@ def test_the_demo_figure_is_the_median_build_over_its_seeds(monkeypatch):
     """`demo_pnr` builds once per seed (here stand-ins, cached or not) and reports the build
     with the median Fmax, every seed's Fmax in order and the builds' total time."""
     from topsort_hdl.analysis.qor import pnr
-    from topsort_hdl.analysis.qor.pnr import PnrResult, demo_pnr
+    from topsort_hdl.analysis.qor.pnr import PnrBuild, PnrResult, demo_pnr
 
     fmax = {None: 104.7, 1: 96.5, 2: 101.2, 3: 99.0, 4: 120.0}
     built = []
 
-    def build(board, cache_dir, seed):
-        built.append(seed)
-        return PnrResult(fmax[seed], 34_789, 28_797, 24, 6, f"path of seed {seed}", 1_500.0,
-                         cached=seed is None)
+    def builds(board, seeds):
+        return [PnrBuild(f"demo-{board}", seed, b"", None, ()) for seed in seeds]
 
-    monkeypatch.setattr(pnr, "_demo_build", build)
+    def run(builds, cache_dir=None, **jobs):
+        built.extend(build.seed for build in builds)
+        return [PnrResult(fmax[b.seed], 34_789, 28_797, 24, 6, f"path of seed {b.seed}",
+                          1_500.0, cached=b.seed is None) for b in builds]
+
+    monkeypatch.setattr(pnr, "demo_builds", builds)
+    monkeypatch.setattr(pnr, "run_builds", run)
     result = demo_pnr()
     assert built == list(pnr.DEMO_SEEDS) == [None, 1, 2]
     assert result.fmax_mhz == 101.2 and result.critical_path == "path of seed 2"
     assert result.fmax_by_seed == (104.7, 96.5, 101.2)
     assert result.seconds == 4_500.0 and not result.cached and result.luts == 34_789
     assert demo_pnr(seeds=(1, 3, 4, 2, None)).fmax_mhz == 101.2
+
+
+def _stand_in_build(fmax, fail):
+    """A place-and-route job's stand-in: a nextpnr report with ``fmax``, or an error."""
+    if fail:
+        raise RuntimeError(f"the build of {fmax} failed")
+    return {"fmax": {"clk": {"achieved": fmax}}, "utilization": {"TRELLIS_COMB": {"used": 7}},
+            "detailed_net_timings": ["dropped before caching"]}, 1.5
+
+
+def test_builds_run_as_jobs_and_each_result_is_cached_by_its_key(tmp_path):
+    """`run_builds` runs the builds not in the cache on local processes, returns every result
+    in the builds' order, caches each (without the report's net timings), and takes them from
+    the cache next time without running a job; a job's error reaches the caller."""
+    from topsort_hdl.analysis.qor.pnr import PnrBuild, run_builds
+
+    builds = [PnrBuild("block", seed, f"key {seed}".encode(), _stand_in_build,
+                       (100.0 + seed, False)) for seed in (1, 2, 3)]
+    lines = []
+    first = run_builds(builds, tmp_path, workers=2, progress=lines.append)
+    assert [r.fmax_mhz for r in first] == [101.0, 102.0, 103.0]
+    assert [r.luts for r in first] == [7, 7, 7] and not any(r.cached for r in first)
+    assert len(lines) == 3 and lines[-1].endswith("(3/3, 0 left)")
+    assert all("seed" in line and "local processes" in line for line in lines)
+    entries = sorted(tmp_path.glob("*.json"))
+    assert len(entries) == 3
+    assert all("detailed_net_timings" not in e.read_text() for e in entries)
+    failing = [PnrBuild("block", seed, f"key {seed}".encode(), _stand_in_build, (0.0, True))
+               for seed in (1, 2, 3)]
+    again = run_builds(failing, tmp_path, workers=2)       # every one cached: no job runs
+    assert again == [dataclasses.replace(r, cached=True) for r in first]
+    with pytest.raises(RuntimeError, match="the build of 0.0 failed"):
+        run_builds([dataclasses.replace(failing[0], key=b"new")], tmp_path, workers=1)
+
 
 # Logic levels (qor/levels.py): hand-made netlists first (no Yosys), then hand-made designs
 # through the real flow, whose depth is known by construction.

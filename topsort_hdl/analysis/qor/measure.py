@@ -6,8 +6,9 @@ import sys
 import time
 
 from ...core.config import config_from
+from ..jobs import run_jobs
 
-__all__ = ["BENCHMARK_SORTS", "ORDER_SORTS", "measure_sorts", "measure_order_sorts",
+__all__ = ["BENCHMARK_SORTS", "ORDER_SORTS", "benchmark_sweeps", "measure_sorts",
            "measure_generator"]
 
 # Fixed benchmark sorts: (config, simulator, record counts). Random keys (drawn from the count),
@@ -28,33 +29,43 @@ def benchmark_config(name):
     return config_from(name, SMALL_SET if name == "small" else [])
 
 
-def measure_sorts(name, progress=print):
-    """Cycle counts of the benchmark sorts of configuration ``name`` on its RTL."""
-    from ...sim.kernel_sort import simulate_sweep
-
-    sim, counts = BENCHMARK_SORTS[name]
-    config = benchmark_config(name)
-    progress(f"simulating {name} ({sim}): {len(counts)} sorts, "
-             f"{', '.join(map(str, counts))} records")
-    start = time.perf_counter()
-    rows = simulate_sweep(config, counts, sim=sim)
-    progress(f"  done in {time.perf_counter() - start:.0f} s")
-    return config, rows
-
-
-def measure_order_sorts(progress=print):
-    """Cycle counts of one :data:`ORDER_SORTS` sort per input order on the RTL."""
+def benchmark_sweeps():
+    """The benchmark sorts as sweeps, one simulator build each: ``(label, config, simulator,
+    record counts, input orders)``, the :data:`BENCHMARK_SORTS` then the :data:`ORDER_SORTS`."""
     from ...core.golden.workloads import INPUT_ORDERS
+
+    sweeps = [(name, benchmark_config(name), sim, counts, ("random",))
+              for name, (sim, counts) in BENCHMARK_SORTS.items()]
+    name, sim, count = ORDER_SORTS
+    sweeps.append((f"{name} in each order", config_from(name), sim, [count], INPUT_ORDERS))
+    return sweeps
+
+
+def measure_sorts(progress=print, scheduler=None, workers=None):
+    """Cycle counts of the :func:`benchmark_sweeps` on their RTL, each sweep a job
+    (:func:`.run_jobs`: ``workers`` local processes or a Dask ``scheduler``'s workers); return
+    ``[(config, rows, by_order), ...]`` in the sweeps' order."""
+    sweeps = benchmark_sweeps()
+    for label, _, sim, counts, orders in sweeps:
+        progress(f"simulating {label} ({sim}): {len(counts) * len(orders)} sorts, "
+                 f"{', '.join(map(str, counts))} records" +
+                 (f", {', '.join(orders)}" if len(orders) > 1 else ""))
+    jobs = [(index, (config, counts, sim, orders))
+            for index, (_, config, sim, counts, orders) in enumerate(sweeps)]
+    rows = {}
+    for index, (result, seconds) in run_jobs(_sweep_job, jobs, scheduler, workers):
+        progress(f"  {sweeps[index][0]} done in {seconds:.0f} s")
+        rows[index] = result
+    return [(config, rows[index], len(orders) > 1)
+            for index, (_, config, _, _, orders) in enumerate(sweeps)]
+
+
+def _sweep_job(config, counts, sim, orders):
     from ...sim.kernel_sort import simulate_sweep
 
-    name, sim, count = ORDER_SORTS
-    config = config_from(name)
-    progress(f"simulating {name} ({sim}): {count} records in each order, "
-             f"{', '.join(INPUT_ORDERS)}")
     start = time.perf_counter()
-    rows = simulate_sweep(config, [count], sim=sim, orders=INPUT_ORDERS)
-    progress(f"  done in {time.perf_counter() - start:.0f} s")
-    return config, rows
+    rows = simulate_sweep(config, counts, sim=sim, orders=orders)
+    return rows, time.perf_counter() - start
 
 
 def measure_generator(name="u280"):

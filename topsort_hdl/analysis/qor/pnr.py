@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,11 @@ from amaranth.back import rtlil
 from amaranth.hdl import Elaboratable, Module, Signal, Value
 from amaranth.lib import wiring
 
+from ..jobs import run_jobs
 from .synth import CACHE_DIR, SynthesisError
 
-__all__ = ["PnrResult", "Registered", "place_and_route", "pnr_blocks", "demo_pnr",
+__all__ = ["PnrResult", "PnrBuild", "Registered", "place_and_route", "pnr_blocks", "demo_pnr",
+           "block_builds", "demo_builds", "run_builds",
            "ECP5_CELLS", "PNR_DEVICE", "TARGET_MHZ", "DEMO_TARGET_MHZ", "DEMO_SEEDS",
            "critical_path", "PNR_BOARD", "BLOCK_SEEDS", "median_build"]
 
@@ -147,10 +150,23 @@ def median_build(builds):
         cached=all(result.cached for result in builds))
 
 
-def place_and_route(block, name="block", cache_dir=None, seeds=BLOCK_SEEDS):
-    """Synthesise and place and route ``block`` (a component) out of context, once per
-    nextpnr placement seed in ``seeds``; return the :func:`median_build` (each build cached by
-    the hash of the design, the commands and tool versions)."""
+@dataclass(frozen=True)
+class PnrBuild:
+    """One place and route to run: ``name`` and placement ``seed`` (for the progress lines),
+    the ``key`` its result is cached under (bytes; the tool versions are added) and its job,
+    ``job(*args)`` -> ``(nextpnr report, seconds)``: a module-level function of plain
+    arguments, so that it runs as well in another process or on a cluster's worker."""
+
+    name: str
+    seed: object
+    key: bytes
+    job: object
+    args: tuple
+
+
+def block_builds(block, name="block", seeds=BLOCK_SEEDS):
+    """The :class:`PnrBuild` of ``block`` (a component) out of context, one per nextpnr
+    placement seed in ``seeds``."""
     os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")
     top = Registered(block)
     text = rtlil.convert(top, name=name, ports=top.ports, emit_src=False)
@@ -161,13 +177,78 @@ def place_and_route(block, name="block", cache_dir=None, seeds=BLOCK_SEEDS):
                    str(TARGET_MHZ), "--timing-allow-fail", "--seed", str(seed), "--threads",
                    "1", "--report", "report.json"]
         key = "\0".join([text, yosys, " ".join(nextpnr)]).encode()
-        builds.append(_cached(key, name, cache_dir,
-                              lambda work, nextpnr=nextpnr: _run_block(work, name, text, yosys,
-                                                                       nextpnr)))
-    return median_build(builds)
+        builds.append(PnrBuild(name, seed, key, _block_job, (name, text, yosys, nextpnr)))
+    return builds
 
 
-def _run_block(work, name, text, yosys, nextpnr):
+def demo_builds(board=PNR_BOARD, seeds=DEMO_SEEDS):
+    """The :class:`PnrBuild` of the demo's own board build (in context), constrained to
+    :data:`DEMO_TARGET_MHZ`, one per placement seed in ``seeds`` (``None``: nextpnr's own),
+    keyed by the digest of amaranth's build plan."""
+    from ...targets.onchip.boards import prepare_build
+
+    return [PnrBuild(f"demo-{board}", seed,
+                     prepare_build(board, target_mhz=DEMO_TARGET_MHZ, seed=seed).digest(),
+                     _demo_job, (board, seed)) for seed in seeds]
+
+
+def run_builds(builds, cache_dir=None, scheduler=None, workers=None, progress=None):
+    """The :class:`PnrResult` of each of ``builds``, in order: from the cache, or run as jobs
+    (:func:`.run_jobs`: ``workers`` local processes, or a Dask ``scheduler``'s workers, the
+    longest first as given) and cached here as each comes back."""
+    cache = Path(cache_dir or CACHE_DIR.parent / "nextpnr")
+    entries = [cache / f"{_digest(build.key)}.json" for build in builds]
+    results, jobs = {}, []
+    for index, (build, entry) in enumerate(zip(builds, entries, strict=True)):
+        if entry.exists():
+            saved = json.loads(entry.read_text())
+            results[index] = _result(saved["report"], saved["seconds"], True)
+        else:
+            jobs.append((index, (build.job, *build.args)))
+    where = scheduler or "local processes"
+    for done, (index, (report, seconds)) in enumerate(
+            run_jobs(_run_job, jobs, scheduler, workers), 1):
+        build = builds[index]
+        report.pop("detailed_net_timings", None)
+        cache.mkdir(parents=True, exist_ok=True)
+        entries[index].write_text(json.dumps({"report": report, "seconds": seconds,
+                                              "name": build.name}) + "\n")
+        results[index] = _result(report, seconds, False)
+        if progress:
+            progress(f"placed and routed {build.name} (seed {build.seed}) in {seconds:.0f} s "
+                     f"on {where} ({done}/{len(jobs)}, {len(jobs) - done} left)")
+    return [results[index] for index in range(len(builds))]
+
+
+def place_and_route(block, name="block", cache_dir=None, seeds=BLOCK_SEEDS, **jobs):
+    """Synthesise and place and route ``block`` (a component) out of context, once per
+    nextpnr placement seed in ``seeds``; return the :func:`median_build` (each build cached by
+    the hash of the design, the commands and tool versions; ``jobs``: where the builds run, as
+    for :func:`run_builds`)."""
+    return median_build(run_builds(block_builds(block, name, seeds), cache_dir, **jobs))
+
+
+def demo_pnr(board=PNR_BOARD, cache_dir=None, seeds=DEMO_SEEDS, **jobs):
+    """The :func:`median_build` of the demo's :func:`demo_builds`, with every build's Fmax in
+    ``fmax_by_seed``."""
+    return median_build(run_builds(demo_builds(board, seeds), cache_dir, **jobs))
+
+
+def _digest(key):
+    return hashlib.sha256(key + " ".join(_versions()).encode()).hexdigest()[:20]
+
+
+def _run_job(job, *args):
+    return job(*args)
+
+
+def _work_dir(name):
+    # A directory of the machine the job runs on; kept when the job fails, for its logs.
+    return Path(tempfile.mkdtemp(prefix=f"topsort-pnr-{name}-"))
+
+
+def _block_job(name, text, yosys, nextpnr):
+    work = _work_dir(name)
     (work / "design.il").write_text(text)
     start = time.perf_counter()
     # YoWASP tools see a private /tmp: relative paths, run in the work directory.
@@ -178,25 +259,20 @@ def _run_block(work, name, text, yosys, nextpnr):
         if done.returncode:
             raise SynthesisError(f"{Path(command[0]).name} failed on {name} (see {work}): "
                                  f"{(done.stderr or done.stdout).strip()[-500:] or 'no message'}")
-    return json.loads((work / "report.json").read_text()), time.perf_counter() - start
-
-
-def _cached(key, name, cache_dir, run):
-    """The :class:`PnrResult` cached for ``key`` (bytes; tool versions are added), or
-    ``run(work)`` -> ``(nextpnr report, seconds)`` in a fresh work directory, then cached."""
-    digest = hashlib.sha256(key + " ".join(_versions()).encode()).hexdigest()[:20]
-    cache = Path(cache_dir or CACHE_DIR.parent / "nextpnr")
-    entry = cache / f"{digest}.json"
-    if entry.exists():
-        saved = json.loads(entry.read_text())
-        return _result(saved["report"], saved["seconds"], True)
-    work = cache / "work" / digest
-    work.mkdir(parents=True, exist_ok=True)
-    report, seconds = run(work)
-    report.pop("detailed_net_timings", None)
-    entry.write_text(json.dumps({"report": report, "seconds": seconds, "name": name}) + "\n")
+    seconds = time.perf_counter() - start
+    report = json.loads((work / "report.json").read_text())
     shutil.rmtree(work, ignore_errors=True)
-    return _result(report, seconds, False)
+    return report, seconds
+
+
+def _demo_job(board, seed):
+    from ...targets.onchip.boards import NAME, build_bitstream
+
+    work = _work_dir(f"demo-{board}")
+    result = build_bitstream(board, work, target_mhz=DEMO_TARGET_MHZ, seed=seed)
+    report = json.loads((work / f"{NAME}.report.json").read_text())
+    shutil.rmtree(work, ignore_errors=True)
+    return report, result.seconds
 
 
 @dataclass(frozen=True)
@@ -228,21 +304,3 @@ def pnr_blocks(config):
                             f"merge tree, {leaves} leaves, {rate} records/cycle"))
     return blocks
 
-
-def demo_pnr(board=PNR_BOARD, cache_dir=None, seeds=DEMO_SEEDS):
-    """The demo's own board build (in context), constrained to :data:`DEMO_TARGET_MHZ`, once
-    per placement seed in ``seeds`` (``None``: nextpnr's own): the :class:`PnrResult` of the
-    build with the median Fmax, with every build's Fmax in ``fmax_by_seed``. Each build is
-    cached by the digest of amaranth's build plan and the tool versions."""
-    return median_build([_demo_build(board, cache_dir, seed) for seed in seeds])
-
-
-def _demo_build(board, cache_dir, seed):
-    from ...targets.onchip.boards import NAME, build_bitstream, prepare_build
-
-    def build(work):
-        result = build_bitstream(board, work, target_mhz=DEMO_TARGET_MHZ, seed=seed)
-        return json.loads((work / f"{NAME}.report.json").read_text()), result.seconds
-
-    plan = prepare_build(board, target_mhz=DEMO_TARGET_MHZ, seed=seed)
-    return _cached(plan.digest(), f"demo-{board}", cache_dir, build)

@@ -2,6 +2,7 @@
 route), turn each into golden figures (:func:`run_qor`), and the report lines that go with
 them; the performance model checked against the measured sorts (:func:`model_errors`)."""
 
+from .figures import BlockFigures
 from .resources import estimate_resources, resource_table
 
 __all__ = ["PARTS", "RESOURCE_CONFIGS", "GENERATOR_CONFIGS", "MODEL_TOLERANCE", "run_qor",
@@ -75,25 +76,38 @@ def pnr_table(results, descriptions):
     return lines
 
 
-def run_pnr(progress=print, units=True):
+def run_pnr(progress=print, units=True, scheduler=None, workers=None):
     """Place and route the :func:`~.pnr.pnr_blocks` of the demo configuration (with
-    ``units``, the FLiMS units beside them) and the demo's board build; return ``{name:
+    ``units``, the FLiMS units beside them) and the demo's board build, every placement seed a
+    job of its own (``scheduler``/``workers``: where, as :func:`.run_jobs`); return ``{name:
     PnrResult}`` and descriptions."""
     from ...core.config import PRESETS
-    from .pnr import BLOCK_SEEDS, DEMO_SEEDS, PNR_BOARD, demo_pnr, place_and_route, pnr_blocks
+    from .pnr import (
+        BLOCK_SEEDS,
+        DEMO_SEEDS,
+        PNR_BOARD,
+        block_builds,
+        demo_builds,
+        median_build,
+        pnr_blocks,
+        run_builds,
+    )
     from .units import flims_pnr_blocks
 
-    results, descriptions = {}, {}
     blocks = pnr_blocks(PRESETS["demo"]) + (flims_pnr_blocks(PRESETS["demo"]) if units else [])
-    for block in blocks:
-        progress(f"place and route: {block.description}, {len(BLOCK_SEEDS)} placement seeds")
-        results[block.name] = place_and_route(block.build(), block.name)
-        descriptions[block.name] = block.description
-    progress(f"building the demo for {PNR_BOARD}, {len(DEMO_SEEDS)} placement seeds (about 25 "
-             "minutes each unless cached)")
-    results["demo"] = demo_pnr(PNR_BOARD)
+    descriptions = {block.name: block.description for block in blocks}
     descriptions["demo"] = f"on-chip demo sorter on {PNR_BOARD} (in context)"
-    return results, descriptions
+    # The demo's builds first: the longest jobs start first.
+    builds = {"demo": demo_builds(PNR_BOARD)}
+    builds.update((block.name, block_builds(block.build(), block.name)) for block in blocks)
+    progress(f"place and route: {len(blocks)} blocks out of context, {len(BLOCK_SEEDS)} "
+             f"placement seeds each, and the demo on the {PNR_BOARD}, {len(DEMO_SEEDS)} seeds "
+             f"(about 25 minutes a build); cached builds are instant")
+    done = iter(run_builds([build for group in builds.values() for build in group],
+                           scheduler=scheduler, workers=workers, progress=progress))
+    results = {name: median_build([next(done) for _ in group])
+               for name, group in builds.items()}
+    return {name: results[name] for name in descriptions}, descriptions
 
 
 def model_errors(config, rows):
@@ -111,18 +125,21 @@ def model_errors(config, rows):
     return out
 
 
-def run_qor(parts, resource_configs, progress=print, store_figures=False, units=False):
+def run_qor(parts, resource_configs, progress=print, store_figures=False, units=False,
+            scheduler=None, workers=None):
     """Measure ``parts`` (resources of the configurations ``resource_configs``, their block
     figures stored with the presets when ``store_figures``, and with ``units`` those of the
     merge units of every kind, :mod:`.units`); return ``(figures, report lines, model
-    failures)``."""
-    from .measure import BENCHMARK_SORTS, measure_generator, measure_order_sorts, measure_sorts
+    failures)``. The benchmark sorts and the place-and-route builds run as jobs
+    (``scheduler``/``workers``: where, as :func:`.run_jobs`)."""
+    from .measure import measure_generator, measure_sorts
 
     figures, lines, failures = {}, [], []
     if "resources" in parts:
         for config in resource_configs:
             progress(f"synthesising the blocks of {config.name} (cached ones are instant)")
-            estimate = estimate_resources(config, progress)
+            estimate = estimate_resources(config, progress, BlockFigures(
+                scheduler=scheduler, workers=workers, progress=progress))
             figures.update(resource_figures(estimate))
             lines += resource_table(estimate) + [""]
             if store_figures:
@@ -138,9 +155,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False, units=
             figures.update(flims)
             lines += ["FLiMS merge units (Yosys xcup)", *flims_lines, ""]
     if "sorts" in parts:
-        measured = [measure_sorts(name, progress) + (False,) for name in BENCHMARK_SORTS]
-        measured.append(measure_order_sorts(progress) + (True,))
-        for config, rows, by_order in measured:
+        for config, rows, by_order in measure_sorts(progress, scheduler, workers):
             figures.update(sort_figures(config, rows, by_order))
             lines.append(f"{config.name} ({config.summary()}): RTL cycles vs the performance "
                          f"model (ideal memory)")
@@ -165,7 +180,7 @@ def run_qor(parts, resource_configs, progress=print, store_figures=False, units=
                          f"{generated['peak_mb']} MB, {generated['verilog_mb']} MB of Verilog, "
                          f"{generated['modules']} distinct blocks")
     if "pnr" in parts:
-        results, descriptions = run_pnr(progress, units)
+        results, descriptions = run_pnr(progress, units, scheduler, workers)
         figures.update(pnr_figures(results))
         lines += [""] + pnr_table(results, descriptions)
     return figures, lines, failures
