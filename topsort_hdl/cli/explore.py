@@ -33,7 +33,7 @@ def add_parser(commands):
                         ("presort", "presort 0 and/or 1")):
         explore.add_argument(f"--{axis}", metavar="V,V,...",
                              help=f"{about} to enumerate (default every value that fits)")
-    add_job_options(explore, "the Verilog writing and synthesis jobs")
+    add_job_options(explore, "the Verilog writing, synthesis and validation jobs")
     explore.add_argument("--plot", type=Path, help="write a PNG of the front here")
     explore.add_argument("--json", type=Path, help="also write every priced point here")
     explore.add_argument("--save", metavar="NAME",
