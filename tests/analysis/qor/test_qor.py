@@ -206,6 +206,40 @@ def test_the_demo_figure_is_the_median_build_over_its_seeds(monkeypatch):
     assert demo_pnr(seeds=(1, 3, 4, 2, None)).fmax_mhz == 101.2
 
 
+def test_qors_place_and_route_is_one_batch_and_each_block_gets_its_own_builds(monkeypatch):
+    """`run_pnr` hands every block's seeds and the demo's to one `run_builds` (the demo's
+    first: the longest) and gives each block the median of its own builds, in the table's
+    order (here stand-in blocks and builds)."""
+    from topsort_hdl.analysis.qor import pnr, units
+    from topsort_hdl.analysis.qor.pnr import PnrBlock, PnrBuild, PnrResult
+    from topsort_hdl.analysis.qor.run import run_pnr
+
+    monkeypatch.setattr(pnr, "pnr_blocks", lambda config: [
+        PnrBlock(name, lambda: None, f"block {name}") for name in ("a", "b")])
+    monkeypatch.setattr(units, "flims_pnr_blocks", lambda config: [
+        PnrBlock("c", lambda: None, "block c")])
+    monkeypatch.setattr(pnr, "block_builds", lambda block, name: [
+        PnrBuild(name, seed, b"", None, ()) for seed in (1, 2, 3)])
+    monkeypatch.setattr(pnr, "demo_builds", lambda board: [
+        PnrBuild("demo", seed, b"", None, ()) for seed in (None, 1, 2)])
+    batches = []
+    base = {"demo": 90.0, "a": 100.0, "b": 200.0, "c": 300.0}
+
+    def run(builds, scheduler=None, workers=None, progress=None):
+        batches.append(([build.name for build in builds], scheduler, workers))
+        return [PnrResult(base[b.name] + (b.seed or 0) * (-1) ** (b.seed or 0), 1, 1, 0, 0,
+                          b.name, 1.0) for b in builds]
+
+    monkeypatch.setattr(pnr, "run_builds", run)
+    results, descriptions = run_pnr(progress=lambda line: None, workers=2)
+    ((names, scheduler, workers),) = batches
+    assert names == ["demo"] * 3 + ["a"] * 3 + ["b"] * 3 + ["c"] * 3 and workers == 2
+    assert list(results) == list(descriptions) == ["a", "b", "c", "demo"]
+    assert results["a"].fmax_by_seed == (99.0, 102.0, 97.0) and results["a"].fmax_mhz == 99.0
+    assert results["c"].critical_path == "c" and results["demo"].fmax_by_seed == (90.0, 89.0,
+                                                                                   92.0)
+
+
 def _stand_in_build(fmax, fail):
     """A place-and-route job's stand-in: a nextpnr report with ``fmax``, or an error."""
     if fail:
