@@ -19,6 +19,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..hardware.properties import FORMAL
+from ..targets.yowasp import prepared
 
 __all__ = ["ProofResult", "run_proof", "tools_missing", "tool", "TOOLS"]
 
@@ -76,6 +77,7 @@ def run_proof(name, design, mode, depth, work, *, timeout=3600):
     text = rtlil.convert(design, platform=FORMAL, ports=[])
     (folder / "design.il").write_text(text)
     (folder / "proof.sby").write_text(_sby_text(mode, depth, timeout))
+    prepared(TOOLS["YOSYS"])     # compiled once, before SymbiYosys starts it beside others
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
                **{variable: tool(program) for variable, program in TOOLS.items()})
     start = time.monotonic()

@@ -15,7 +15,16 @@ from topsort_hdl.analysis.qor import check, load
 from topsort_hdl.analysis.qor.blocks import TOP, compose, kernel_bill, kernel_parts, merge_unit
 from topsort_hdl.analysis.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
 from topsort_hdl.analysis.qor.resources import ResourceEstimate, resource_table
-from topsort_hdl.analysis.qor.synth import SynthesisError, Utilization, cell_utilization, synthesize
+from topsort_hdl.analysis.qor import synth
+from topsort_hdl.analysis.qor.synth import (
+    SynthesisError,
+    Utilization,
+    cached_result,
+    cell_utilization,
+    design_key,
+    flow_figures,
+    synthesize,
+)
 from topsort_hdl.core.config import PRESETS
 from topsort_hdl.hardware.kernel.kernel import TopSortKernel
 from topsort_hdl.hardware.tree.reuse import ReuseSwitch
@@ -111,6 +120,74 @@ def test_synthesis_is_cached_by_design(tmp_path):
     assert len(list(tmp_path.glob("*.json"))) == 1
 
 
+def _unit_text():
+    from amaranth.back import verilog
+
+    return verilog.convert(merge_unit(PRESETS["tiny"], 1), name="unit", emit_src=False)
+
+
+def test_a_run_that_dies_is_run_again_in_the_same_flow(tmp_path, monkeypatch):
+    """A Yosys run killed by what happens beside it (SIGBUS when another process rewrites
+    YoWASP's compiled module under it) is run again: the figures stay the default flow's."""
+    real = synth.subprocess.run
+    calls = []
+
+    def dies_once(command, **kwargs):
+        calls.append(command)
+        if len(calls) == 1:
+            return synth.subprocess.CompletedProcess(command, -7, "", "")
+        return real(command, **kwargs)
+
+    monkeypatch.setattr(synth.subprocess, "run", dies_once)
+    result = synthesize(_unit_text(), top="unit", cache_dir=tmp_path)
+    assert len(calls) == 2 and calls[0] == calls[1]
+    assert result.flow == "default" and result.utilization.luts > 0
+
+
+def test_the_fallback_flow_is_named_kept_apart_and_never_compared_with_the_default(
+        tmp_path, monkeypatch):
+    """When the default flow fails on a design every time, the figures are the next flow's:
+    the result, the cache and the golden figures say so, and a golden figure measured with the
+    default is not matched by them."""
+    text = _unit_text()
+    default = synthesize(text, top="unit", cache_dir=tmp_path / "good")
+    # A default flow that cannot map this design (here: an option Yosys refuses).
+    monkeypatch.setitem(synth.FLOWS, "default", " -no-such-option")
+    result = synthesize(text, top="unit", cache_dir=tmp_path / "bad")
+    assert result.flow == "dff"
+    again = cached_result(design_key(text, "unit"), tmp_path / "bad")
+    assert again.cached and again.flow == "dff" and again.utilization == result.utilization
+    golden = {name: {"value": value, "band": 0, "better": "exact"}
+              for name, value in flow_figures("tiny.unit", default.flow).items()}
+    failures, _ = check(golden, flow_figures("tiny.unit", result.flow))
+    assert failures == ["CHANGED synthesis_flow.tiny.unit: 0 -> 1 (band +/-0): a parameter "
+                        "of the measurement; if the change is meant, refresh with "
+                        "`make qor-update` in a commit that says why"]
+
+
+def test_a_cache_entry_made_by_another_script_than_its_keys_is_not_used(tmp_path):
+    """A cache written before the flow was part of the key holds, under the default's key,
+    figures of the -dff flow where a default run had failed once: they are synthesised again,
+    never taken for the default's."""
+    text = _unit_text()
+    first = synthesize(text, top="unit", cache_dir=tmp_path)
+    key = design_key(text, "unit")
+    entry = json.loads((tmp_path / f"{key}.json").read_text())
+    assert entry["script"] == synth.script("unit") and cached_result(key, tmp_path).cached
+    entry["script"] = synth.script("unit", "dff")
+    (tmp_path / f"{key}.json").write_text(json.dumps(entry))
+    assert cached_result(key, tmp_path) is None
+    assert synthesize(text, top="unit", cache_dir=tmp_path).utilization == first.utilization
+
+
+def test_a_design_every_flow_fails_on_is_an_error_naming_each_flow(tmp_path, monkeypatch):
+    monkeypatch.setattr(synth, "FLOWS", {"default": " -no-such-option", "dff": " -nor-this"})
+    with pytest.raises(SynthesisError, match=r"(?s)yosys failed on unit, 2 runs of each flow .*"
+                                             r"default flow: exit 1: .*; dff flow: exit 1"):
+        synthesize(_unit_text(), top="unit", cache_dir=tmp_path)
+    assert not list(tmp_path.glob("*.json"))
+
+
 # The cheap part of `make qor` (which synthesises every part of tiny and u280): a few of
 # tiny's blocks, about a minute of Yosys, against the same golden figures.
 CHEAP_BLOCKS = ("merge_unit_1", "merge_unit_2", "coupler_e2", "leaf_feeder", "control_registers")
@@ -126,6 +203,7 @@ def test_tiny_block_resources_and_levels_match_the_golden_figures(name):
                                    ("bram", usage.bram))}
     figures[f"levels.tiny.{name}.lut"] = levels.lut
     figures[f"levels.tiny.{name}.cells"] = levels.cells
+    figures.update(flow_figures(f"tiny.{name}", result.flow))
     failures, notes = check(load(GOLDEN), figures)
     assert not failures and not notes, failures + notes
 
@@ -150,9 +228,10 @@ def test_golden_file_covers_every_kind_of_figure():
     figures = load(GOLDEN)
     kinds = {name.split(".")[0] for name in figures}
     assert kinds == {"resources", "levels", "cycles", "records_per_cycle", "generator", "ecp5",
-                     "fmax_mhz"}
+                     "fmax_mhz", "synthesis_flow"}
     assert {f"levels.tiny.{name}.{kind}" for name in CHEAP_BLOCKS
             for kind in ("lut", "cells")} <= set(figures)
+    assert {f"synthesis_flow.tiny.{name}" for name in CHEAP_BLOCKS} <= set(figures)
     assert {"generator.seconds.u280", "generator.peak_mb.u280"} <= set(figures)
     assert "resources.u280.kernel.luts" in figures
     assert {f"fmax_mhz.merge_unit_{rate}" for rate in (1, 2, 4, 8)} <= set(figures)

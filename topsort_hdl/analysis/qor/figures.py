@@ -107,7 +107,10 @@ class BlockFigures:
             results[module] = store_result(digests[module], entry, self.cache)
             self._remember(module, unknown[module], digests[module])
             self.synthesised += 1
-            self.progress(f"synthesised {module} in {entry['seconds']:.0f} s on {where} "
+            flow = ("" if entry["flow"] == "default" else
+                    f" by the {entry['flow']} flow (the default failed: "
+                    f"{entry['default_failure']})")
+            self.progress(f"synthesised {module}{flow} in {entry['seconds']:.0f} s on {where} "
                           f"({done}/{len(jobs)}, {len(jobs) - done} left)")
         return results
 

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from amaranth.back import rtlil
 from amaranth.hdl import Elaboratable, Module, Signal, Value
 from amaranth.lib import wiring
 
+from ...targets.yowasp import prepared
 from ..jobs import run_jobs
 from .synth import CACHE_DIR, SynthesisError
 
@@ -101,8 +101,7 @@ class PnrResult:
 
 
 def _tool(program):
-    local = Path(sys.executable).parent / program
-    found = str(local) if local.exists() else shutil.which(program)
+    found = prepared(program)
     if not found:
         raise SynthesisError(f"{program} is not installed: run 'make setup'")
     return found

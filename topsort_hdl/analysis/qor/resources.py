@@ -23,6 +23,7 @@ class ResourceEstimate:
     groups: dict            # group -> Utilization (see blocks.compose)
     port_stages: tuple
     levels: dict = field(default_factory=dict)     # name -> Levels (the deepest paths)
+    flows: dict = field(default_factory=dict)      # name -> the synthesis flow (synth.FLOWS)
 
     def fractions(self, name="kernel"):
         """Per resource kind, block or group ``name`` as a share of the whole device."""
@@ -37,19 +38,22 @@ def estimate_resources(config, progress=None, figures=None):
     bill = kernel_bill(config, units=True)
     figures = figures or BlockFigures(progress=progress)
     found = figures.results({bill.modules[name]: block for name, block in bill.blocks.items()})
-    blocks, seconds, cached, levels = {}, {}, {}, {}
+    blocks, seconds, cached, levels, flows = {}, {}, {}, {}, {}
     for name in bill.blocks:
         result = found[bill.modules[name]]
         blocks[name] = result.utilization
         seconds[name] = result.seconds
         cached[name] = result.cached
         levels[name] = result.levels
+        flows[name] = result.flow
         if progress:
             took = "cached" if result.cached else f"{result.seconds:.0f} s"
+            if result.flow != "default":
+                took += f", {result.flow} flow"
             progress(f"  {config.name} {name:<26} {result.utilization.luts:>8} LUT "
                      f"{result.utilization.ff:>8} FF {result.levels.lut:>3} levels  [{took}]")
     return ResourceEstimate(config, blocks, seconds, cached, compose(bill.groups, blocks),
-                            bill.port_stages, levels)
+                            bill.port_stages, levels, flows)
 
 
 def _row(name, usage, part, levels=None):

@@ -4,6 +4,7 @@ them; the performance model checked against the measured sorts (:func:`model_err
 
 from .figures import BlockFigures
 from .resources import estimate_resources, resource_table
+from .synth import flow_figures
 
 __all__ = ["PARTS", "RESOURCE_CONFIGS", "GENERATOR_CONFIGS", "MODEL_TOLERANCE", "run_qor",
            "run_pnr", "model_errors", "resource_figures", "sort_figures", "pnr_figures",
@@ -29,6 +30,8 @@ def resource_figures(estimate):
     for block, levels in estimate.levels.items():
         figures[f"levels.{name}.{block}.lut"] = levels.lut
         figures[f"levels.{name}.{block}.cells"] = levels.cells
+    for block, flow in estimate.flows.items():
+        figures.update(flow_figures(f"{name}.{block}", flow))
     return figures
 
 

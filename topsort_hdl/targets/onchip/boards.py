@@ -5,8 +5,6 @@ import importlib
 import json
 import os
 import re
-import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,6 +13,7 @@ from amaranth.hdl import Elaboratable, Module
 
 from ...core.boards import DEMO_BOARDS, DemoBoard
 from ...hardware.axi import LEAF_BUFFER_MEMORY
+from ..yowasp import prepared
 from .demo import LEDS, OnChipSorter
 
 __all__ = ["Board", "BOARDS", "BoardTop", "BuildResult", "build_bitstream", "prepare_build",
@@ -69,8 +68,7 @@ def yowasp_env():
     at the YoWASP programs next to this Python."""
     env = dict(os.environ)
     for variable, program in YOWASP_TOOLS.items():
-        path = shutil.which(program, path=str(Path(sys.executable).parent)) or \
-            shutil.which(program)
+        path = prepared(program)
         if path is None:
             raise RuntimeError(f"{program} is not installed: `make setup` installs it")
         env[variable] = path
