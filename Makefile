@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs figures model explore formal lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs examples figures model explore formal lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -26,6 +26,7 @@ help:
 	@echo "                QOR: more options, such as --scheduler tcp://HOST:8786)"
 	@echo "make qor-update rewrite benchmarks/golden/qor.json (commit it with the reason)"
 	@echo "make docs       rewrite the tables of docs/ generated from benchmarks/golden/*.json"
+	@echo "make examples   run the console examples of README.md and docs/ and write what they print"
 	@echo "make figures    store the HBM presets' group figures with them (for the floorplan)"
 	@echo "                of 'make verilog' (Yosys, cached; commit with the reason)"
 	@echo "make model      performance model sweep 32 MB .. 4 GB on u280 vs the paper (table + PNG)"
@@ -91,6 +92,10 @@ qor-update: setup
 docs: setup
 	$(PYTHON) scripts/golden_tables.py
 	$(VPY) -m topsort_hdl.analysis.qor.model_table benchmarks/golden/qor.json docs/performance-model.md
+
+# Each console example of the pages, run as a new user would (tests/test_doc_examples.py checks).
+examples: setup
+	$(VPY) scripts/doc_examples.py --update
 
 figures: setup
 	$(VENV)/bin/topsort-hdl qor --config u280 --store-figures
