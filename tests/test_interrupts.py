@@ -7,6 +7,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import psutil
@@ -31,8 +32,23 @@ def _send(command, signum, to):
         os.kill(command.pid, signum)
 
 
+def _name(process):
+    try:
+        return process.name()
+    except psutil.NoSuchProcess:
+        return None
+
+
 def _still_running(processes):
-    return [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    """Those of ``processes`` (recorded earlier) that still run: not ended, not a zombie."""
+    running = []
+    for process in processes:
+        try:    # (is_running: the same process, not another one given its pid since)
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                running.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return running
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +78,7 @@ def test_an_interrupted_sort_leaves_nothing_behind(sort_folder, signum, to):
     try:
         started = time.monotonic()
         simulation = []     # the command's descendants once the simulator runs
-        while not any(p.name() == "vvp" for p in simulation):
+        while not any(_name(p) == "vvp" for p in simulation):
             assert command.poll() is None, command.communicate()
             assert time.monotonic() - started < 120, "the simulator never started"
             time.sleep(0.1)
@@ -72,12 +88,15 @@ def test_an_interrupted_sort_leaves_nothing_behind(sort_folder, signum, to):
     finally:
         if command.poll() is None:
             os.killpg(command.pid, signal.SIGKILL)
+        survivors = _still_running(simulation)
+        for process in survivors:   # (none left to run on after a failure)
+            process.kill()
     name = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
     lines = err.splitlines()
     assert (command.returncode, lines[-1:]) == (128 + signum, [f"topsort-hdl: interrupted{name}"])
     assert all(line.startswith("simulating: ") for line in lines[:-1]), err  # (the progress)
     assert out == ""
-    assert _still_running(simulation) == []
+    assert survivors == []
     assert output.read_bytes() == b"an earlier result"
     assert sorted(p.name for p in sort_folder.iterdir()) == ["build", "in.bin", "out.bin"]
 
@@ -109,6 +128,8 @@ def _no_interrupt_from(signum):
 
 
 def test_a_signal_the_caller_ignores_stays_ignored_and_a_repeat_waits():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are the main thread's")    # (SIGTERM would end pytest)
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)     # (as nohup leaves it)
     try:
         with signals_interrupt():
@@ -131,8 +152,10 @@ def test_ending_a_process_group_ends_every_member_and_waits_for_none_dead(monkey
     monkeypatch.setattr(kernel_sort, "_END_GRACE_SECONDS", 0.2)
     group = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 60 & sleep 60"],
                              process_group=0)
-    time.sleep(0.2)
-    members = psutil.Process(group.pid).children(recursive=True) + [psutil.Process(group.pid)]
+    members, started = [], time.monotonic()
+    while len(members) < 3 and time.monotonic() - started < 30:    # (sh, its two sleeps)
+        time.sleep(0.05)
+        members = [psutil.Process(group.pid), *psutil.Process(group.pid).children()]
     assert len(members) == 3
     kernel_sort._end_process_group(group)
     assert _still_running(members) == []
