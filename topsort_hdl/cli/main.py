@@ -1,9 +1,11 @@
 """The ``topsort-hdl`` entry point: the parser, assembled from the subcommands' modules, and
-:func:`main`, which runs one and turns a user mistake into one line and exit status 2."""
+:func:`main`, which runs one and turns a user mistake into one line and exit status 2, an
+interrupt into one line and 128 + the signal's number (:mod:`.interrupts`)."""
 
 import sys
 
 from . import bench, bitstream, configs, explore, formal, generate, model, qor, sort, unit
+from .interrupts import interrupted, signals_interrupt
 from .options import PROG, Parser, UsageError
 
 __all__ = ["main", "parser"]
@@ -37,12 +39,13 @@ def parser():
 
 def main(argv=None):
     """Run the command line; return (as the exit status) 0 on success."""
-    try:
-        args = parser().parse_args(argv)
-        status = COMMANDS[args.command].run(args) or 0
-    except UsageError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        status = 2
-    except KeyboardInterrupt:
-        status = 130
+    with signals_interrupt():
+        try:
+            args = parser().parse_args(argv)
+            status = COMMANDS[args.command].run(args) or 0
+        except UsageError as error:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
+            status = 2
+        except KeyboardInterrupt as interrupt:
+            status = interrupted(interrupt)
     sys.exit(status)

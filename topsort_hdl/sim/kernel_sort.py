@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -123,18 +124,66 @@ def _run_bench(config, sim, build, env, sources, extra=(), progress_path=None,
     log = build / "sim.log"
     start = time.perf_counter()
     with open(log, "w") as out:
+        # In a process group of its own, which ends with this call however it ends (an
+        # interrupt too): else the simulator would run on and write the output afterwards.
         child = subprocess.Popen([sys.executable, "-c", script, sim, *extra], cwd=build,
-                                 env=env, stdout=out, stderr=subprocess.STDOUT)
-        shown = 0.0
-        while child.poll() is None:
-            time.sleep(0.5)
-            if progress_path and time.perf_counter() - shown > (0.5 if sys.stderr.isatty()
-                                                                else 15):
-                shown = time.perf_counter()
-                _show_progress(progress_path, time.perf_counter() - start)
-        if progress_path and sys.stderr.isatty():
-            print(file=sys.stderr)
+                                 env=env, stdout=out, stderr=subprocess.STDOUT,
+                                 process_group=0)
+        try:
+            shown = 0.0
+            while child.poll() is None:
+                time.sleep(0.5)
+                if progress_path and time.perf_counter() - shown > (0.5 if sys.stderr.isatty()
+                                                                    else 15):
+                    shown = time.perf_counter()
+                    _show_progress(progress_path, time.perf_counter() - start)
+        finally:
+            _end_process_group(child)
+            if progress_path and sys.stderr.isatty():   # (off the progress line)
+                print(file=sys.stderr)
     return child.returncode, log, time.perf_counter() - start
+
+
+# How long a simulation's processes have to end on SIGTERM (make, in a Verilator build, then
+# deletes the file it was making) before SIGKILL.
+_END_GRACE_SECONDS = 5.0
+
+
+def _end_process_group(child):
+    """End every process left in ``child``'s process group (the simulator, a compiler; none
+    after a run that ended by itself), and return once none is: SIGTERM, then SIGKILL."""
+    for signum, seconds in ((signal.SIGTERM, _END_GRACE_SECONDS), (signal.SIGKILL, 1.0)):
+        try:
+            os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            child.poll()    # (reaps the group's leader)
+            if not _group_runs(child.pid):
+                return
+            time.sleep(0.02)
+
+
+def _group_runs(group):
+    """Whether a process of the process group ``group`` still runs. A zombie does not: dead,
+    its parent gone, it waits for init to reap it (1.5 s on some machines, forever in a
+    container whose init reaps nothing), so Linux's /proc is asked about the members' states."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():     # (no /proc: a zombie counts)
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:    # pid (command) state ppid pgrp ...; the command may hold spaces and ")"
+            state, _, pgrp = stat.read_text().rpartition(")")[2].split()[:3]
+        except (OSError, ValueError):
+            continue    # (a process that ended meanwhile)
+        if int(pgrp) == group and state != "Z":
+            return True
+    return False
 
 
 def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, pause=0.0,
