@@ -258,7 +258,8 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     env = {**os.environ, "TOPSORT_PRESETS": str(tmp_path / "presets")}
     args = ["explore", "--board", "sim", "--bytes", "32K", "--trees", "4", "--leaves", "4",
             "--rate", "2", "--reuse", "2", "--presort", "1", "--merge-unit", "mms",
-            "--plot", str(tmp_path / "front.png"), "--json", str(tmp_path / "front.json"),
+            "--plot", str(tmp_path / "new" / "front.png"),       # (folders made as written)
+            "--json", str(tmp_path / "new" / "front.json"),
             "--save", "found", "--validate"]
     done = subprocess.run([sys.executable, "-m", "topsort_hdl", *args], capture_output=True,
                           text=True, env=env, timeout=900)
@@ -271,9 +272,9 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     gbps = estimate(config, records, "measured", "random").total.gbps
     row = next(line for line in done.stdout.splitlines() if line.startswith(config.name))
     assert f"{gbps:6.2f}" in row
-    (point,) = json.loads((tmp_path / "front.json").read_text())
+    (point,) = json.loads((tmp_path / "new" / "front.json").read_text())
     assert point["name"] == config.name and point["fits"] and point["luts"] > 0
-    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "new" / "front.png").read_bytes()[:4] == b"\x89PNG"
     assert "priced 1 points" in done.stderr
     # --validate: the point sorted in Verilator (each order priced, exact), its cycles within
     # the model's tolerance, before --save saves it.
