@@ -52,11 +52,6 @@ def run_cli(*args):
      "--clock must be between 1 and 1000 MHz, not nan"),
     (["explore", "--board", "sim", "--merge-unit", "mms,foo"],
      "--merge-unit must be one of mms, flims, not 'foo'"),
-    (["sort", "--config", "tiny", "--input", "/dev/null", "--output", "o", "--pause", "1"],
-     "--pause must be at least 0 and below 1 (a memory channel's chance of pausing in a "
-     "cycle), not 1.0"),
-    (["sort", "--config", "tiny", "--input", "/dev/null", "--output", "o", "--pause", "-0.5"],
-     "--pause must be at least 0 and below 1"),
     (["sort", "--config", "tiny", "--input", "/dev/null", "--output", "o", "--sim", "xsim"],
      "argument --sim: invalid choice: 'xsim'"),
     (["explore", "--board", "sim", "--distribution", "upside-down"],
@@ -352,7 +347,11 @@ def test_configs_lists_the_presets(capsys):
     (12, [], "holds 12 bytes, not a whole number of 8-byte records"),
     (8 * 8065, [], "holds 8065 records, more than tiny holds (8064)"),
     (16, ["--sim", "verilator", "--waves", "w.vcd"], "--waves needs --sim icarus"),
-    (16, ["--pause", "1.5"], "--pause must be at least 0 and below 1, not 1.5"),
+    (16, ["--pause", "1.5"], "--pause must be at least 0 and below 1 (a memory channel's "
+                             "chance of pausing in a cycle), not 1.5"),
+    (16, ["--pause", "1"], "--pause must be at least 0 and below 1 (a memory channel's "
+                           "chance of pausing in a cycle), not 1.0"),
+    (16, ["--pause", "-0.5"], "--pause must be at least 0 and below 1"),
 ])
 def test_sort_rejects_bad_input_files(tmp_path, capsys, size, extra, message):
     source = tmp_path / "in.bin"
@@ -427,7 +426,6 @@ def _simulation_must_not_run(monkeypatch):
     ("output-is-folder", "--output {tmp} is a folder, not a file"),
     ("waves-under-a-file", "--waves {tmp}/in.bin/w.vcd: {tmp}/in.bin is a file, not a folder"),
     ("build-is-file", "--build {tmp}/in.bin is a file, not a folder"),
-    ("pause", "--pause must be at least 0 and below 1"),
 ])
 def test_sort_checks_every_path_before_any_work(tmp_path, capsys, monkeypatch, where, message):
     _simulation_must_not_run(monkeypatch)
@@ -438,7 +436,6 @@ def test_sort_checks_every_path_before_any_work(tmp_path, capsys, monkeypatch, w
             "waves-under-a-file": ["--output", str(tmp_path / "o.bin"), "--waves",
                                    str(source / "w.vcd")],
             "build-is-file": ["--output", str(tmp_path / "o.bin"), "--build", str(source)],
-            "pause": ["--output", str(tmp_path / "o.bin"), "--pause", "1.5"],
             }[where]
     with pytest.raises(SystemExit) as stop:
         main(["sort", "--config", "tiny", "--input", str(source), *args])
