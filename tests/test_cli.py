@@ -539,6 +539,22 @@ def test_sort_a_file_through_the_rtl(tmp_path):
         assert port in dump
 
 
+@pytest.mark.slow
+def test_a_sort_finishes_at_any_pause_the_option_takes(tmp_path):
+    import struct
+
+    # Memory pausing 99 cycles in 100 makes a long job about 100 times slower (tiny, 2,000
+    # records: 65,475 cycles at --pause 0.97); the testbench's deadline, there to catch
+    # hangs, grows with it, where it stood at 40 cycles a record before and ended the sort.
+    source, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    records = _records_file(source, 1000)
+    result = run_cli("sort", "--config", "tiny", "--input", str(source), "--output", str(out),
+                     "--pause", "0.99")
+    assert result.returncode == 0, result.stderr
+    got = [(k, v) for v, k in struct.iter_unpack("<II", out.read_bytes())]
+    assert sorted(got) == sorted(records) and [k for k, _ in got] == sorted(k for k, _ in records)
+
+
 def test_sort_from_an_installed_package_outside_the_checkout(tmp_path, install_package):
     """`pip install .` (with its dependencies) into a fresh venv, then `topsort-hdl sort` run
     from a directory outside the checkout: the child simulation imports the installed bench,
