@@ -38,6 +38,22 @@ def run_cli(*args):
      "--budget must be a percentage in (0, 100], not 0"),
     (["explore", "--board", "sim", "--save", "tiny"],
      "--save must not name a built-in preset, not 'tiny'"),
+    (["explore", "--board", "sim", "--save", "../escape"],
+     "--save must be a preset name of letters, digits, _ and -, not '../escape'"),
+    (["explore", "--board", "sim", "--save", "bad name"],
+     "--save must be a preset name of letters, digits, _ and -, not 'bad name'"),
+    (["explore", "--board", "sim", "--save", "a/b"],
+     "--save must be a preset name of letters, digits, _ and -, not 'a/b'"),
+    (["explore", "--board", "sim", "--clock", "0"],
+     "--clock must be between 1 and 1000 MHz, not 0"),
+    (["explore", "--board", "sim", "--clock", "300", "2000"],
+     "--clock must be between 1 and 1000 MHz, not 2000"),
+    (["explore", "--board", "sim", "--clock", "nan"],
+     "--clock must be between 1 and 1000 MHz, not nan"),
+    (["explore", "--board", "sim", "--merge-unit", "mms,foo"],
+     "--merge-unit must be one of mms, flims, not 'foo'"),
+    (["sort", "--config", "tiny", "--input", "/dev/null", "--output", "o", "--sim", "xsim"],
+     "argument --sim: invalid choice: 'xsim'"),
     (["explore", "--board", "sim", "--distribution", "upside-down"],
      "--distribution must be among random, "),
     (["explore", "--board", "sim", "--workers", "0"], "--workers must be 1 or more, not 0"),
@@ -112,13 +128,91 @@ def test_user_mistakes_exit_2_with_one_line(args, message, capsys):
     assert message in captured.err
 
 
-def test_unwritable_output_is_a_user_mistake(tmp_path, capsys):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
+# Every path a command writes: its arguments ({path} the path under test, {input} a records
+# file, {tmp} the test's folder), the option and whether it names a file or a folder.
+OUTPUT_PATHS = [
+    ("sort --config tiny --input {input} --output {path}", "--output", "file"),
+    ("sort --config tiny --input {input} --output {tmp}/o.bin --waves {path}", "--waves", "file"),
+    ("sort --config tiny --input {input} --output {tmp}/o.bin --build {path}", "--build",
+     "folder"),
+    ("generate --config tiny --out {path}", "--out", "folder"),
+    ("unit mms --out {path}", "--out", "file"),
+    ("bench mms --json {path}", "--json", "file"),
+    ("bench tree --golden {path} --update", "--golden", "file"),
+    ("model --config tiny --bytes 1M --json {path}", "--json", "file"),
+    ("model --config tiny --sweep --plot {path}", "--plot", "file"),
+    ("explore --board sim --json {path}", "--json", "file"),
+    ("explore --board sim --plot {path}", "--plot", "file"),
+    ("explore --board sim --save fast", "--save: the presets folder", "folder"),
+    ("qor --config tiny --json {path}", "--json", "file"),
+    ("qor --golden {path} --update", "--golden", "file"),
+    ("formal --work {path}", "--work", "folder"),
+    ("bitstream --out {path}", "--out", "folder"),
+]
+
+
+@pytest.mark.parametrize("wrong", ["under a file", "the other kind"])
+@pytest.mark.parametrize("command,option,kind", OUTPUT_PATHS,
+                         ids=[f"{c.split()[0]} {o}" for c, o, _ in OUTPUT_PATHS])
+def test_a_bad_output_path_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command,
+                                                      option, kind, wrong):
+    """One rule for every output (core/output_paths.py), checked before the command does
+    anything: one line naming the option and the path, exit 2, nothing written, no time
+    spent (each command's work, from a kernel's generation to a cold exploration, takes
+    longer than the bound; what prints progress would have printed it)."""
+    import time
+
+    records = tmp_path / "records.bin"
+    _records_file(records, 5)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    suffix = ".png" if option == "--plot" else ".out"
+    path = {("under a file", "file"): records / f"x{suffix}",
+            ("under a file", "folder"): records / "sub",
+            ("the other kind", "file"): folder,
+            ("the other kind", "folder"): records}[wrong, kind]
+    if "{path}" not in command:      # --save writes in the presets folder
+        monkeypatch.setenv("TOPSORT_PRESETS", str(path))
+    args = command.format(path=path, input=records, tmp=tmp_path).split()
+    start = time.perf_counter()
     with pytest.raises(SystemExit) as stop:
-        main(["unit", "cas", "--out", str(blocker / "cas.v")])
+        main(args)
+    seconds = time.perf_counter() - start
     assert stop.value.code == 2
-    assert "cannot write" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(f"topsort-hdl: error: {option} {path}"), captured.err
+    reason = {"under a file": f"{records} is a file, not a folder",
+              "the other kind": "is a folder, not a file" if kind == "file"
+              else "is a file, not a folder"}[wrong]
+    assert reason in captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "records.bin"]
+    assert not any(folder.iterdir())
+    assert seconds < 10, f"{seconds:.1f} s: the path was checked after some work"
+
+
+@pytest.mark.parametrize("command", ["model --config tiny --sweep --plot {tmp}/{name}",
+                                     "explore --board sim --plot {tmp}/{name}"])
+@pytest.mark.parametrize("name", ["front.txt", "front"])
+def test_a_plot_must_name_a_format_matplotlib_writes(tmp_path, capsys, command, name):
+    with pytest.raises(SystemExit) as stop:
+        main(command.format(tmp=tmp_path, name=name).split())
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--plot {tmp_path / name}: name a file ending in one of " \
+        in err and ".png, " in err and ".svg" in err, err
+
+
+def test_missing_folders_of_an_output_are_made(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "cas.v"
+    with pytest.raises(SystemExit) as stop:
+        main(["unit", "cas", "--out", str(out)])
+    assert stop.value.code == 0 and "module cas(" in out.read_text()
+    figures = tmp_path / "figures" / "model.json"
+    with pytest.raises(SystemExit) as stop:
+        main(["model", "--config", "tiny", "--bytes", "1K", "--json", str(figures)])
+    assert stop.value.code == 0 and '"records": 128' in figures.read_text()
 
 
 def test_model_takes_the_papers_size_in_one_command(capsys):
@@ -163,9 +257,24 @@ def test_report_lines_say_what_happened_where_there_is_no_rate():
     assert lines[1] == "phase 1: no pass (4 cycles)"
     assert lines[2].startswith("phase 2: 74 cycles, 0.09 records/cycle of 4 ideal")
     assert lines[3].startswith("overall: 78 cycles, ")
+    assert lines[0].endswith(": 0 phase-1 passes, then one phase-2 pass")
     lines = report_lines(tiny, Report(1, 0, 0, 4, 9, (0, 0, 0, 0), (1, 1, 1, 1)))
+    assert lines[0] == ("sorted 0 records (0 bytes) on tiny by unsigned 32-bit keys, "
+                        "ascending: nothing to sort")
     assert lines[1:4] == ["phase 1: no pass (4 cycles)", "phase 2: no records (9 cycles)",
                           "overall: 13 cycles"]
+    lines = report_lines(tiny, Report(1, 0, 100, 60, 80, (1, 1, 0, 0), (1, 1, 1, 1)))
+    assert lines[0].endswith(": 1 phase-1 pass, then one phase-2 pass")
+    lines = report_lines(tiny, Report(1, 0, 100, 60, 80, (2, 1, 0, 0), (1, 1, 1, 1)))
+    assert lines[0].endswith(": 2 phase-1 passes, then one phase-2 pass")
+
+
+@pytest.mark.parametrize("size,passes", [("400", "1 phase-1 pass,"), ("1M", "3 phase-1 passes,")])
+def test_model_counts_passes_in_words(capsys, size, passes):
+    with pytest.raises(SystemExit) as stop:
+        main(["model", "--config", "u280_k32", "--bytes", size])
+    assert stop.value.code == 0
+    assert f"): {passes} then phase 2" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_configs_exists():
@@ -238,7 +347,11 @@ def test_configs_lists_the_presets(capsys):
     (12, [], "holds 12 bytes, not a whole number of 8-byte records"),
     (8 * 8065, [], "holds 8065 records, more than tiny holds (8064)"),
     (16, ["--sim", "verilator", "--waves", "w.vcd"], "--waves needs --sim icarus"),
-    (16, ["--pause", "1.5"], "--pause must be at least 0 and below 1, not 1.5"),
+    (16, ["--pause", "1.5"], "--pause must be at least 0 and below 1 (a memory channel's "
+                             "chance of pausing in a cycle), not 1.5"),
+    (16, ["--pause", "1"], "--pause must be at least 0 and below 1 (a memory channel's "
+                           "chance of pausing in a cycle), not 1.0"),
+    (16, ["--pause", "-0.5"], "--pause must be at least 0 and below 1"),
 ])
 def test_sort_rejects_bad_input_files(tmp_path, capsys, size, extra, message):
     source = tmp_path / "in.bin"
@@ -308,19 +421,20 @@ def _simulation_must_not_run(monkeypatch):
 
 
 @pytest.mark.parametrize("where,message", [
-    ("output-folder", "--output {tmp}/missing/out.bin: folder {tmp}/missing does not exist"),
+    ("output-under-a-file", "--output {tmp}/in.bin/out.bin: {tmp}/in.bin is a file, not a "
+                            "folder"),
     ("output-is-folder", "--output {tmp} is a folder, not a file"),
-    ("waves-folder", "--waves {tmp}/missing/w.vcd: folder {tmp}/missing does not exist"),
+    ("waves-under-a-file", "--waves {tmp}/in.bin/w.vcd: {tmp}/in.bin is a file, not a folder"),
     ("build-is-file", "--build {tmp}/in.bin is a file, not a folder"),
 ])
 def test_sort_checks_every_path_before_any_work(tmp_path, capsys, monkeypatch, where, message):
     _simulation_must_not_run(monkeypatch)
     source = tmp_path / "in.bin"
     _records_file(source, 5)
-    args = {"output-folder": ["--output", str(tmp_path / "missing" / "out.bin")],
+    args = {"output-under-a-file": ["--output", str(source / "out.bin")],
             "output-is-folder": ["--output", str(tmp_path)],
-            "waves-folder": ["--output", str(tmp_path / "o.bin"), "--waves",
-                             str(tmp_path / "missing" / "w.vcd")],
+            "waves-under-a-file": ["--output", str(tmp_path / "o.bin"), "--waves",
+                                   str(source / "w.vcd")],
             "build-is-file": ["--output", str(tmp_path / "o.bin"), "--build", str(source)],
             }[where]
     with pytest.raises(SystemExit) as stop:
@@ -409,7 +523,8 @@ def test_sort_a_file_through_the_rtl(tmp_path):
     records = [(rng.choice([0, 2**32 - 1, rng.randrange(2**32)]), i) for i in range(77)]
     source = tmp_path / "in.bin"
     source.write_bytes(b"".join(struct.pack("<II", v, k) for k, v in records))
-    out, waves = tmp_path / "out.bin", tmp_path / "ports.vcd"
+    # (in folders that do not exist yet: made as the outputs are written)
+    out, waves = tmp_path / "sorted" / "out.bin", tmp_path / "waves" / "ports.vcd"
     # No --config: a newcomer's first sort runs on the smallest configuration, in seconds.
     result = run_cli("sort", "--input", str(source), "--output", str(out),
                      "--pause", "0.2", "--waves", str(waves))
@@ -422,6 +537,22 @@ def test_sort_a_file_through_the_rtl(tmp_path):
     dump = waves.read_text()
     for port in ("ap_clk", "s_axi_control_awaddr", "m00_axi_arvalid", "m03_axi_wdata"):
         assert port in dump
+
+
+@pytest.mark.slow
+def test_a_sort_finishes_at_any_pause_the_option_takes(tmp_path):
+    import struct
+
+    # Memory pausing 99 cycles in 100 makes a long job about 100 times slower (tiny, 2,000
+    # records: 65,475 cycles at --pause 0.97); the testbench's deadline, there to catch
+    # hangs, grows with it, where it stood at 40 cycles a record before and ended the sort.
+    source, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    records = _records_file(source, 1000)
+    result = run_cli("sort", "--config", "tiny", "--input", str(source), "--output", str(out),
+                     "--pause", "0.99")
+    assert result.returncode == 0, result.stderr
+    got = [(k, v) for v, k in struct.iter_unpack("<II", out.read_bytes())]
+    assert sorted(got) == sorted(records) and [k for k, _ in got] == sorted(k for k, _ in records)
 
 
 def test_sort_from_an_installed_package_outside_the_checkout(tmp_path, install_package):

@@ -66,6 +66,56 @@ def test_arrays_the_kernel_cannot_take_are_refused_before_any_work(array, error,
         topsort_hdl.sort(array)
 
 
+@pytest.mark.parametrize("options,error,message", [
+    ({"descending": "no"}, TypeError, "descending must be True or False, not 'no'"),
+    ({"descending": 1}, TypeError, "descending must be True or False, not 1"),
+    ({"pause": 1.5}, ValueError, r"pause must be at least 0 and below 1 \(a memory channel's "
+                                 r"chance of pausing in a cycle\), not 1.5"),
+    ({"pause": 1}, ValueError, "pause must be at least 0 and below 1 .*, not 1$"),
+    ({"pause": -0.5}, ValueError, "pause must be at least 0 and below 1 .*, not -0.5"),
+    ({"pause": float("nan")}, ValueError, "pause must be at least 0 and below 1 .*, not nan"),
+    ({"pause": "0.1"}, TypeError, "pause must be a number, not '0.1'"),
+    ({"sim": "xsim"}, ValueError, "sim must be one of icarus, verilator, not 'xsim'"),
+    ({"seed": 1.5}, TypeError, "seed must be an integer, not 1.5"),
+    ({"config": 3}, TypeError, "config must be a preset's name or a KernelConfig, not 3"),
+    ({"build": "{file}"}, ValueError, "build {file} is a file, not a folder"),
+    ({"build": "{file}/sub"}, ValueError, "build {file}/sub: {file} is a file, not a folder"),
+])
+def test_arguments_are_checked_before_any_work(tmp_path, monkeypatch, options, error, message):
+    import re
+
+    import topsort_hdl.sim.arrays as arrays
+    import topsort_hdl.sim.kernel_sort as kernel_sort
+
+    def work(*args, **kwargs):
+        raise AssertionError("the kernel was generated before the arguments were checked")
+    monkeypatch.setattr(kernel_sort, "generate", work)
+    monkeypatch.setattr(arrays, "simulate_sort", work)
+    file = tmp_path / "records.bin"
+    file.write_bytes(b"")
+    options = {"config": "tiny", "build": tmp_path / "build",
+               **{k: v.format(file=file) if isinstance(v, str) else v
+                  for k, v in options.items()}}
+    with pytest.raises(error, match=message.format(file=re.escape(str(file)))):
+        topsort_hdl.sort(np.arange(5, dtype=np.uint32), **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.bin"]
+
+
+def test_a_numpy_bool_is_a_bool(tmp_path, monkeypatch):
+    import topsort_hdl.sim.arrays as arrays
+
+    seen = {}
+
+    def simulate(config, source, out, **options):
+        seen.update(options)
+        raise RuntimeError("enough")
+    monkeypatch.setattr(arrays, "simulate_sort", simulate)
+    with pytest.raises(RuntimeError, match="enough"):
+        topsort_hdl.sort(np.arange(5, dtype=np.uint32), build=tmp_path, descending=np.True_,
+                         pause=np.float64(0.25), seed=np.int64(3))
+    assert seen["descending"] is True and seen["pause"] == 0.25 and seen["seed"] == 3
+
+
 def test_import_stays_light():
     # The simulation (and Amaranth) is imported on the first call only.
     code = "import sys, topsort_hdl; assert 'amaranth' not in sys.modules, sorted(sys.modules)"

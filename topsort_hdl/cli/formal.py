@@ -7,7 +7,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .options import UsageError
+from .options import UsageError, output_folder
 
 __all__ = ["add_parser", "run"]
 
@@ -49,6 +49,7 @@ def run(args):
         for proof in proofs:
             print(f"{proof.name:<26} {proof.mode:<5} depth {proof.depth:<3} {proof.about}")
         return 0
+    output_folder("--work", args.work)
     missing = tools_missing()
     if missing:
         raise UsageError(f"formal proofs need {', '.join(missing)}, which is not installed: "

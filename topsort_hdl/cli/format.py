@@ -11,7 +11,7 @@ def estimate_lines(e, size):
     mem = "ideal" if e.memory == "ideal" else f"{e.memory_rate:.2f} records/cycle per channel"
     lines = [f"{size} ({e.records} records, {e.distribution}, placed {c.placement}) on {c.name} "
              f"at {c.clock_hz / 1e6:g} MHz, memory '{e.memory}' ({mem}): {e.passes} phase-1 "
-             f"passes, then phase 2",
+             f"{'pass' if e.passes == 1 else 'passes'}, then phase 2",
              f"  tree {e.slowest_tree} (the slowest):",
              f"  {'pass':>6} {'records':>11} {'active':>6} {'rec/cycle':>9} {'bound':>7} "
              f"{'lag':>6} {'tail':>5} {'cycles':>11}"]

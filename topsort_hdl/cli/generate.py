@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from .options import UsageError, add_config_options, config_of
+from .options import UsageError, add_config_options, config_of, output_folder
 
 __all__ = ["add_parser", "run"]
 
@@ -18,7 +18,7 @@ def add_parser(commands):
 def run(args):
     from ..targets.kernel_verilog import generate
     config = config_of(args)
-    out = args.out or Path("build") / config.name
+    out = output_folder("--out", args.out or Path("build") / config.name)
     print(f"generating {config.name}: {config.summary()}", file=sys.stderr, flush=True)
     try:
         done = generate(config, out)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..core.golden.workloads import INPUT_ORDERS as DISTRIBUTIONS
 from .format import estimate_lines
-from .options import UsageError, add_config_options, config_of, require
+from .options import UsageError, add_config_options, config_of, output_file, plot_file
 
 __all__ = ["add_parser", "run"]
 
@@ -36,8 +36,8 @@ def run(args):
     config = config_of(args)
     if args.plot and not args.sweep:
         raise UsageError("--plot needs --sweep")
-    if args.plot:
-        require("matplotlib", "--plot", "plot")
+    plot_file("--plot", args.plot)
+    output_file("--json", args.json)
     if args.sweep:
         rows = sweep(config, memory=args.memory, distribution=args.distribution)
         for line in sweep_table(config, rows, args.memory, args.distribution):

@@ -1,10 +1,14 @@
 """What the subcommands share: the program's name, the user-mistake exception and the parser
-that raises it, the ``--config``/``--set`` and record-width options, and where jobs run."""
+that raises it, the ``--config``/``--set`` and record-width options, where jobs run, and the
+checks of every output path (the rule is :mod:`topsort_hdl.core.output_paths`'s)."""
 
 import argparse
 
+from ..core.output_paths import check_output_file, check_output_folder
+
 __all__ = ["PROG", "UsageError", "Parser", "add_config_options", "add_record_options",
-           "config_of", "require", "add_job_options", "check_job_options"]
+           "config_of", "require", "add_job_options", "check_job_options", "output_file",
+           "output_folder", "plot_file"]
 
 PROG = "topsort-hdl"
 
@@ -71,3 +75,41 @@ def check_job_options(args):
             raise UsageError(f"--scheduler takes a Dask scheduler's address such as "
                              f"tcp://HOST:8786, not {args.scheduler!r}")
         require("distributed", "--scheduler", "explore")
+
+
+def output_file(option, path):
+    """A user mistake unless a file can be written at ``path`` (``None``: not asked for), before
+    any work: not a folder, not under a file; missing folders are made when it is written."""
+    if path is not None:
+        try:
+            check_output_file(option, path)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return path
+
+
+def output_folder(option, path):
+    """A user mistake unless ``path`` (``None``: not asked for) is, or can be made, a folder
+    to write in: not a file, not under a file."""
+    if path is not None:
+        try:
+            check_output_folder(option, path)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return path
+
+
+def plot_file(option, path):
+    """:func:`output_file` for a plot, whose suffix must name a format matplotlib writes (and
+    matplotlib installed)."""
+    if path is None:
+        return None
+    require("matplotlib", option, "plot")
+    output_file(option, path)
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    if path.suffix[1:].lower() not in formats:
+        raise UsageError(f"{option} {path}: name a file ending in one of "
+                         f"{', '.join('.' + f for f in formats)} (the image format)")
+    return path

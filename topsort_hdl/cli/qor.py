@@ -12,6 +12,7 @@ from .options import (
     add_job_options,
     check_job_options,
     config_of,
+    output_file,
 )
 
 __all__ = ["add_parser", "run"]
@@ -56,6 +57,9 @@ def run(args):
                          "--golden")
     check_job_options(args)
     config = config_of(args)
+    output_file("--json", args.json)
+    if args.update:
+        output_file("--golden", args.golden)
     golden = {}
     if args.golden and (args.golden.exists() or not args.update):
         try:

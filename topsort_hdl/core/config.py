@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from .params import (
 from .tree_shape import MAX_LEAVES
 
 __all__ = ["KernelConfig", "PRESETS", "config_from", "saved_presets", "presets_dir", "KEY_BITS",
-           "RECORD_BITS", "EQUAL_KEYS", "COUNT_BITS"]
+           "RECORD_BITS", "EQUAL_KEYS", "COUNT_BITS", "check_preset_name", "CLOCK_HZ_RANGE"]
 
 # A record is one little-endian integer of key_bits + value_bits bits, the key in its upper
 # bits: 4, 8 or 16 bytes (a power of two: records tile beats, bursts and batches), the key 32 or
@@ -31,6 +32,9 @@ KEY_BITS = (32, 64)
 EQUAL_KEYS = ("any", "by_value")
 # A kernel clock an FPGA can run: the performance model's figures mean nothing outside it.
 CLOCK_HZ_RANGE = (1_000_000, 1_000_000_000)
+# A preset's name, as every built-in one is: a saved preset's file name and a word in the
+# column `topsort-hdl configs` prints (no path separator, no dot, no space).
+_PRESET_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class BoardDefault(int):
@@ -273,6 +277,15 @@ PRESETS = {
 }
 
 
+def check_preset_name(name, what="name"):
+    """Return ``name`` if it can name a preset (letters, digits, ``_`` and ``-``), else raise
+    ``ValueError`` naming ``what``."""
+    if not isinstance(name, str) or not _PRESET_NAME.fullmatch(name):
+        raise ValueError(f"{what} must be a preset name of letters, digits, _ and -, not "
+                         f"{name!r}")
+    return name
+
+
 def presets_dir():
     """Where saved presets live (``topsort-hdl explore --save``): ``$TOPSORT_PRESETS``, default
     ``~/.config/topsort-hdl/presets`` (``$XDG_CONFIG_HOME`` respected)."""
@@ -291,6 +304,7 @@ def saved_presets(directory=None):
     found = {}
     for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
         try:
+            check_preset_name(path.stem, "its file name")
             values = tomllib.loads(path.read_text())
             unknown = set(values) - fields
             if unknown:

@@ -4,7 +4,8 @@ Plain Python (no Amaranth): the configuration, the golden models and the hardwar
 check their parameters with these.
 """
 
-__all__ = ["COUNT_BITS", "MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_int",
+__all__ = ["COUNT_BITS", "MAX_MERGE_RATE", "MERGE_UNITS", "check_merge_unit", "check_bool",
+           "check_int",
            "check_positive", "check_at_least", "check_power_of_two", "check_range",
            "MAX_FIELD_BITS", "check_record_widths"]
 
@@ -25,6 +26,14 @@ def check_merge_unit(value, name="merge_unit"):
     """Return ``value`` if it names a merge unit in :data:`MERGE_UNITS`, else raise."""
     if value not in MERGE_UNITS:
         raise ValueError(f"{name} must be one of {', '.join(MERGE_UNITS)}, not {value!r}")
+    return value
+
+
+def check_bool(name, value):
+    """Return ``value`` if it is ``True`` or ``False``, else raise ``TypeError`` (a string such
+    as ``"no"`` is true in Python: taking it would do the opposite of what it says)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
     return value
 
 

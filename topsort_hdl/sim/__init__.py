@@ -15,3 +15,9 @@ code inside:
   simulators), ``runner`` (builds Verilog in Icarus or Verilator and runs a cocotb testbench on
   it) and ``profile`` (``python -m topsort_hdl.sim.profile``: cycles per pass of one tree).
 """
+
+__all__ = ["SIMULATORS"]
+
+# The simulators the package's testbenches and runner are written for (cocotb knows more). Here,
+# where the command line reads it without importing a simulation.
+SIMULATORS = ("icarus", "verilator")

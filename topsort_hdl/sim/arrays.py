@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from ..core.config import KernelConfig, config_from
+from ..core.output_paths import check_output_folder
+from ..core.params import check_bool
 from ..host import pack_records, record_dtype, run_sort, unpack_array
-from .kernel_sort import simulate_sort
+from .kernel_sort import check_run_options, simulate_sort
 
 __all__ = ["sort_array", "array_format", "CACHE_DIR"]
 
@@ -89,6 +91,8 @@ def _from_records(records, dtype):
 
 
 def _config(config, key_bits, value_bits):
+    if not isinstance(config, (str, KernelConfig)):
+        raise TypeError(f"config must be a preset's name or a KernelConfig, not {config!r}")
     if isinstance(config, KernelConfig):
         if (config.key_bits, config.value_bits) != (key_bits, value_bits):
             raise ValueError(f"config {config.name} sorts records of a {config.key_bits}-bit "
@@ -105,18 +109,27 @@ def sort_array(array, config="tiny", *, descending=False, sim="icarus", seed=1, 
 
     ``config`` is a preset's name (its shape, the array's record format) or a
     :class:`~topsort_hdl.core.config.KernelConfig` of that format. In simulation: ``sim``
-    (``"icarus"`` or ``"verilator"``), ``seed`` and ``pause`` (a memory channel's chance of
-    pausing in a cycle) as ``topsort-hdl sort`` takes them, kernels built under ``build``
-    (default :data:`CACHE_DIR`). With ``device``, ``layout`` and ``registers``: that device.
-    Raises ``TypeError`` for an array the kernel cannot take, ``ValueError`` for more records
-    than the configuration holds.
+    (``"icarus"`` or ``"verilator"``), ``seed`` (an integer) and ``pause`` (a memory channel's
+    chance of pausing in a cycle, in [0, 1)) as ``topsort-hdl sort`` takes them, kernels built
+    under ``build`` (default :data:`CACHE_DIR`; a folder, made if missing). With ``device``,
+    ``layout`` and ``registers``: that device.
+
+    Every argument is checked before any work: ``TypeError`` for an array the kernel cannot take
+    or an argument of the wrong type (``descending`` must be ``True`` or ``False``),
+    ``ValueError`` for a value out of range and for more records than the configuration holds.
     """
+    if isinstance(descending, np.bool_):
+        descending = bool(descending)
+    check_bool("descending", descending)
+    check_run_options(sim, seed, pause)
+    if build is not None:
+        check_output_folder("build", build)
     array = np.asarray(array)
     if array.ndim != 1:
         raise ValueError(f"array must be 1-D, not of shape {array.shape}")
     key_bits, value_bits, key_type = array_format(array.dtype)
     records = _to_records(array, key_bits, value_bits)
-    order = {"key_type": key_type, "descending": bool(descending)}
+    order = {"key_type": key_type, "descending": descending}
     if device is not None:
         if layout is None or registers is None:
             raise ValueError("device needs layout and registers (the kernel's layout.json "

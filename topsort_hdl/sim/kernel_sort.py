@@ -9,6 +9,7 @@ polls ap_done.
 
 import hashlib
 import json
+import numbers
 import os
 import re
 import signal
@@ -19,8 +20,10 @@ from pathlib import Path
 
 from ..core.contract import Report
 from ..targets.kernel_verilog import TOP_NAME, generate
+from . import SIMULATORS
 
-__all__ = ["SimulationError", "simulate_sort", "simulate_sweep", "report_lines"]
+__all__ = ["SimulationError", "check_run_options", "simulate_sort",
+           "simulate_sweep", "report_lines"]
 
 PACKAGE = Path(__file__).resolve().parents[1]     # the topsort_hdl being run
 BUILD = Path("build")   # relative to the current directory, as `make` and pytest use it
@@ -28,6 +31,22 @@ BUILD = Path("build")   # relative to the current directory, as `make` and pytes
 
 class SimulationError(RuntimeError):
     pass
+
+
+def check_run_options(sim, seed, pause, prefix=""):
+    """Raise ``TypeError`` or ``ValueError`` naming the first of ``sim``, ``seed`` and
+    ``pause`` a simulated sort cannot take (``prefix`` before each name: ``"--"`` for the
+    command line's options). ``pause``, a memory channel's chance of pausing in a cycle, is
+    in [0, 1): at 1 no channel ever moves and the job runs into the testbench's deadline."""
+    if sim not in SIMULATORS:
+        raise ValueError(f"{prefix}sim must be one of {', '.join(SIMULATORS)}, not {sim!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{prefix}seed must be an integer, not {seed!r}")
+    if isinstance(pause, bool) or not isinstance(pause, numbers.Real):
+        raise TypeError(f"{prefix}pause must be a number, not {pause!r}")
+    if not 0 <= pause < 1:
+        raise ValueError(f"{prefix}pause must be at least 0 and below 1 (a memory channel's "
+                         f"chance of pausing in a cycle), not {pause}")
 
 
 # What ends a failed simulation, as its log shows it: a Python exception's last line (the
@@ -80,8 +99,9 @@ def report_lines(config, report, key_type="unsigned", descending=False):
     clock = config.clock_hz
     nbytes = records * config.record_bytes
     order = f"{key_type} {config.key_bits}-bit keys, {'de' if descending else 'a'}scending"
-    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name} by {order}: "
-             f"{passes} phase-1 passes, then one phase-2 pass"]
+    plan = (f"{passes} phase-1 {'pass' if passes == 1 else 'passes'}, then one phase-2 pass"
+            if records else "nothing to sort")
+    lines = [f"sorted {records} records ({nbytes} bytes) on {config.name} by {order}: {plan}"]
     ideal1 = config.trees * config.rate
     ideal2 = config.reuse * config.rate
     for name, cycles, work, ideal in (("phase 1", phase1_cycles, records * passes, ideal1),
@@ -192,6 +212,7 @@ def simulate_sort(config, input_path, output_path, *, sim="icarus", seed=1, paus
     """Sort ``input_path`` into ``output_path`` on the RTL, by keys of ``key_type`` in
     ascending order or ``descending``; return the run's statistics. The kernel's Verilog and
     the simulation go to ``build_root/sort/<config>-<sim>/``."""
+    check_run_options(sim, seed, pause)
     build = _build_folder(config, build_root, sim)
     build.mkdir(parents=True, exist_ok=True)
     source = _kernel_source(config, build)
@@ -235,6 +256,7 @@ def simulate_sweep(config, counts, *, sim="icarus", seed=1, build_root=BUILD,
     memory, every result checked exactly); return ``[{"records", "order", "phase1_cycles",
     "phase2_cycles"}, ...]``. ``hierarchical`` (Verilator): each block the kernel repeats is
     built once, as a model of its own (for an HBM board's kernel)."""
+    check_run_options(sim, seed, 0)
     if hierarchical and sim != "verilator":
         raise ValueError(f"hierarchical simulation is Verilator's, not {sim}'s")
     build = _build_folder(config, build_root, sim, "-sweep" + ("-blocks" if hierarchical else ""))

@@ -142,6 +142,33 @@ def test_a_saved_preset_is_read_back_as_the_same_configuration(tmp_path, monkeyp
         config_from("nothing")
 
 
+@pytest.mark.parametrize("name", ["../escape", "bad name", "a/b", "a.b", "", "mine\n"])
+def test_a_preset_name_is_a_plain_word(tmp_path, name):
+    # What `configs` prints in a column and a file name in the presets folder: nothing else.
+    with pytest.raises(ValueError, match="name must be a preset name of letters, digits, _ and "
+                                         "-, not "):
+        save_preset(PRESETS["tiny"], name, tmp_path / "presets")
+    assert not (tmp_path / "presets").exists()
+    if name and "/" not in name:     # one a user wrote into the folder is refused on reading
+        (tmp_path / f"{name}.toml").write_text("trees = 4\n")
+        with pytest.raises(ValueError, match="(?s)saved preset .*: its file name must be a preset"):
+            saved_presets(tmp_path)
+
+
+def test_every_built_in_preset_has_a_plain_name():
+    from topsort_hdl.core.config import check_preset_name
+
+    for name in PRESETS:
+        assert check_preset_name(name) == name
+
+
+def test_a_refused_value_gives_its_whole_rule():
+    # The reason a combination is refused keeps the list of what is allowed ("mms, flims"),
+    # dropping only the value ("..., not 'foo'").
+    _, refused = enumerate_space(dataclasses.replace(TINY_SPACE, merge_unit=("foo",)))
+    assert list(refused) == ["merge_unit must be one of mms, flims"]
+
+
 def _square(x):
     return x * x
 
@@ -231,7 +258,8 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     env = {**os.environ, "TOPSORT_PRESETS": str(tmp_path / "presets")}
     args = ["explore", "--board", "sim", "--bytes", "32K", "--trees", "4", "--leaves", "4",
             "--rate", "2", "--reuse", "2", "--presort", "1", "--merge-unit", "mms",
-            "--plot", str(tmp_path / "front.png"), "--json", str(tmp_path / "front.json"),
+            "--plot", str(tmp_path / "new" / "front.png"),       # (folders made as written)
+            "--json", str(tmp_path / "new" / "front.json"),
             "--save", "found", "--validate"]
     done = subprocess.run([sys.executable, "-m", "topsort_hdl", *args], capture_output=True,
                           text=True, env=env, timeout=900)
@@ -244,9 +272,9 @@ def test_the_command_prints_the_front_plots_it_and_saves_its_fastest_point(tmp_p
     gbps = estimate(config, records, "measured", "random").total.gbps
     row = next(line for line in done.stdout.splitlines() if line.startswith(config.name))
     assert f"{gbps:6.2f}" in row
-    (point,) = json.loads((tmp_path / "front.json").read_text())
+    (point,) = json.loads((tmp_path / "new" / "front.json").read_text())
     assert point["name"] == config.name and point["fits"] and point["luts"] > 0
-    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "new" / "front.png").read_bytes()[:4] == b"\x89PNG"
     assert "priced 1 points" in done.stderr
     # --validate: the point sorted in Verilator (each order priced, exact), its cycles within
     # the model's tolerance, before --save saves it.

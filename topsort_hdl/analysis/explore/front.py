@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from ...core.boards import HBM_BOARDS
+from ...core.config import check_preset_name
 from ..perf.sweep import format_size
 
 __all__ = ["pareto", "front_table", "plot_front", "save_preset", "PRESET_FIELDS"]
@@ -106,6 +107,7 @@ def plot_front(points, path, size, budget):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -114,6 +116,7 @@ def plot_front(points, path, size, budget):
 def save_preset(config, name, directory):
     """Write ``config`` as preset ``name`` (``<directory>/<name>.toml``), which
     :func:`~topsort_hdl.core.config.config_from` reads beside the built-in presets."""
+    check_preset_name(name)
     lines = [f"# A preset written by topsort-hdl explore: {config.summary()}"]
     for field in PRESET_FIELDS:
         value = getattr(config, field)

@@ -97,7 +97,8 @@ def enumerate_space(space):
             try:
                 config = dataclasses.replace(base, clock_hz=clock, **values)
             except ValueError as error:
-                reason = str(error).split(",")[0].split(" (")[0]
+                # The rule without the value ("..., not 3") nor its figures (" (...)").
+                reason = str(error).split(", not ")[0].split(" (")[0]
                 refused[reason] = refused.get(reason, 0) + 1
                 continue
             configs.append(dataclasses.replace(config, name=point_name(config)))
