@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from topsort_hdl.cli.interrupts import Interrupted, signals_interrupt
+from topsort_hdl.cli.interrupts import Interrupted, held_signals, signals_interrupt
 from topsort_hdl.core.config import config_from
 from topsort_hdl.sim import kernel_sort
 
@@ -145,6 +145,30 @@ def test_a_signal_the_caller_ignores_stays_ignored_and_a_repeat_waits():
         assert caught.value.signum == signal.SIGTERM
         _no_interrupt_from(signal.SIGTERM)     # (while the first unwinds: cleanup goes on)
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_held_signal_interrupts_as_the_block_ends():
+    """What `sort` makes under held_signals (its half-written file and the name that removes
+    it) is whole before an interrupt that came meanwhile unwinds."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are the main thread's")
+    made = []
+    with signals_interrupt():
+        with pytest.raises(Interrupted) as caught:
+            with held_signals():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+                made.append("file")
+            time.sleep(1)
+    assert made == ["file"] and caught.value.signum == signal.SIGTERM
+
+
+def test_a_reader_that_goes_away_ends_the_command_without_a_word():
+    """`topsort-hdl configs | head -1`: standard output closed before the command writes."""
+    command = subprocess.Popen([sys.executable, "-m", "topsort_hdl", "configs"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command.stdout.close()
+    assert (command.wait(timeout=60), command.stderr.read()) == (128 + signal.SIGPIPE, b"")
 
 
 def test_ending_a_process_group_ends_every_member_and_waits_for_none_dead(monkeypatch):

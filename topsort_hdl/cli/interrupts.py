@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from .options import PROG
 
-__all__ = ["ENDING_SIGNALS", "Interrupted", "signals_interrupt", "interrupted"]
+__all__ = ["ENDING_SIGNALS", "Interrupted", "signals_interrupt", "held_signals", "interrupted"]
 
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -48,6 +48,9 @@ def signals_interrupt():
         if received:
             return
         received.append(signum)
+        if _held["depth"]:
+            _held["pending"] = signum       # raised as the held block ends
+            return
         _silence_unused_elaboratables()    # before any elaboratable is freed by the unwinding
         raise Interrupted(signum)
 
@@ -60,6 +63,26 @@ def signals_interrupt():
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+# Whether an interrupt waits (held_signals), and the signal that came meanwhile. Python runs
+# signal handlers in the main thread only, between two of its instructions.
+_held = {"depth": 0, "pending": None}
+
+
+@contextmanager
+def held_signals():
+    """Within it (and :func:`signals_interrupt`), an ending signal waits: it interrupts as the
+    block ends, so that what the block makes (a file, and the name that removes it) is whole."""
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if not _held["depth"] and _held["pending"] is not None:
+            signum, _held["pending"] = _held["pending"], None
+            _silence_unused_elaboratables()
+            raise Interrupted(signum)
 
 
 def interrupted(interrupt):

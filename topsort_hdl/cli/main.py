@@ -2,6 +2,8 @@
 :func:`main`, which runs one and turns a user mistake into one line and exit status 2, an
 interrupt into one line and 128 + the signal's number (:mod:`.interrupts`)."""
 
+import os
+import signal
 import sys
 
 from . import bench, bitstream, configs, explore, formal, generate, model, qor, sort, unit
@@ -43,9 +45,20 @@ def main(argv=None):
         try:
             args = parser().parse_args(argv)
             status = COMMANDS[args.command].run(args) or 0
+            sys.stdout.flush()      # a reader gone (`| head`) is found here, not at exit
         except UsageError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             status = 2
         except KeyboardInterrupt as interrupt:
             status = interrupted(interrupt)
+        except BrokenPipeError:
+            status = _reader_gone()
     sys.exit(status)
+
+
+def _reader_gone():
+    """The reader of standard output has gone (``topsort-hdl configs | head -1``): what it
+    did not read is not wanted, so nothing is said; the exit status is a SIGPIPE's, 141."""
+    # Python's last flush of stdout, at exit, would fail again: it goes nowhere.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + signal.SIGPIPE

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.config import config_from
 from ..core.contract import KEY_TYPE_CODES
 from ..sim import SIMULATORS
+from .interrupts import held_signals
 from .options import (
     PROG,
     UsageError,
@@ -125,11 +126,13 @@ def run(args):
     for path in (args.output, args.waves):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=args.output.resolve().parent,
-                                       prefix=f".{args.output.name}.", suffix=".partial")
-    os.close(handle)
-    partial = Path(partial)
+    partial = None
     try:
+        with held_signals():    # an interrupt now comes once the file has its name here
+            handle, name = tempfile.mkstemp(dir=args.output.resolve().parent,
+                                            prefix=f".{args.output.name}.", suffix=".partial")
+            partial = Path(name)
+        os.close(handle)
         stats = simulate_sort(config, args.input, partial, sim=args.sim, seed=args.seed,
                               pause=args.pause, waves=args.waves, build_root=args.build,
                               key_type=args.key_type, descending=args.descending)
@@ -139,7 +142,8 @@ def run(args):
         print(f"{PROG}: simulation failed: {error}", file=sys.stderr)
         return 1
     finally:
-        partial.unlink(missing_ok=True)
+        if partial is not None:
+            partial.unlink(missing_ok=True)
     report = stats["report"]
     for line in report:
         print(line)

@@ -11,11 +11,10 @@ from amaranth.hdl import Cat, Const, Instance, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from topsort_hdl.analysis.qor import check, load
+from topsort_hdl.analysis.qor import check, load, synth
 from topsort_hdl.analysis.qor.blocks import TOP, compose, kernel_bill, kernel_parts, merge_unit
 from topsort_hdl.analysis.qor.levels import Levels, LevelsError, PathEnds, netlist_levels
 from topsort_hdl.analysis.qor.resources import ResourceEstimate, resource_table
-from topsort_hdl.analysis.qor import synth
 from topsort_hdl.analysis.qor.synth import (
     SynthesisError,
     Utilization,

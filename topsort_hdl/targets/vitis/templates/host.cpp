@@ -190,9 +190,9 @@ int main(int argc, char **argv) try {
     unsigned passes = 0;
     for (unsigned tree = 0; tree < topsort::TREES; ++tree)
         passes = std::max(passes, unsigned(report.passes[tree]));
-    std::printf("%llu records: %u phase-1 passes, phase 1 %llu cycles (%.2f GB/s at %.0f MHz), "
+    std::printf("%llu records: %u phase-1 pass%s, phase 1 %llu cycles (%.2f GB/s at %.0f MHz), "
                 "phase 2 %llu cycles (%.2f GB/s); %.3f s wall; %s\n",
-                (unsigned long long)report.records, passes,
+                (unsigned long long)report.records, passes, passes == 1 ? "" : "es",
                 (unsigned long long)report.phase1_cycles,
                 report.phase1_cycles ? total / (report.phase1_cycles / clock) / 1e9 : 0.0,
                 clock / 1e6, (unsigned long long)report.phase2_cycles,

@@ -154,7 +154,8 @@ def main(argv=None):
     clock = layout.clock_hz
     cycles = (report.phase1_cycles, report.phase2_cycles)
     rates = [len(data) / (c / clock) / 1e9 if c else 0.0 for c in cycles]
-    print(f"{report.records} records: {max(report.passes, default=0)} phase-1 passes, "
+    passes = max(report.passes, default=0)
+    print(f"{report.records} records: {passes} phase-1 pass{'' if passes == 1 else 'es'}, "
           f"phase 1 {cycles[0]} cycles ({rates[0]:.2f} GB/s at {clock / 1e6:g} MHz), "
           f"phase 2 {cycles[1]} cycles ({rates[1]:.2f} GB/s); {seconds:.3f} s wall; "
           f"{'sorted, records intact' if good else 'WRONG RESULT'}")
