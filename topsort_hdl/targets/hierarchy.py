@@ -18,7 +18,7 @@ from amaranth.hdl import ClockSignal, Fragment, Instance, ResetSignal, Value
 from amaranth.lib import wiring
 
 from ..hardware.block import module_name, substituted
-from .verilog_text import VerilogWriter, verilog_modules, verilog_subset
+from .verilog_text import VerilogWriter, rtlil_deduplicated, verilog_modules, verilog_subset
 
 __all__ = ["HierarchicalDesign", "hierarchical_verilog", "BlockCensus", "block_census",
            "block_verilog"]
@@ -70,7 +70,7 @@ class _Converter:
             self.current.pop()
         if not top:     # one module of the design is its top
             text = text.replace("attribute \\top 1\n", "")
-        self.writer.add(text)
+        self.writer.add(rtlil_deduplicated(text))     # each module body once
         return text
 
     def instance(self, block):
@@ -103,6 +103,7 @@ def hierarchical_verilog(elaboratable, name, ports=None):
     with every :class:`~topsort_hdl.hardware.block.Block` in it emitted once per identity; a
     :class:`HierarchicalDesign`."""
     writer = VerilogWriter()
+    writer.warm()
     converter = _Converter(name, writer)
     try:
         with substituted(converter):

@@ -12,8 +12,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["VerilogWriter", "rtlil_to_verilog", "verilog_modules", "verilog_instances",
-           "verilog_subset"]
+__all__ = ["VerilogWriter", "rtlil_to_verilog", "rtlil_deduplicated", "verilog_modules",
+           "verilog_instances", "verilog_subset"]
 
 # Amaranth's RTLIL to Verilog, on every module at once: what Amaranth's own back end does
 # (amaranth.back.verilog), plus `opt_clean -purge`, which keeps one name per net in the modules
@@ -68,7 +68,8 @@ def _trigger_at_time_zero(match):
 def rtlil_to_verilog(rtlil_text):
     """Verilog of RTLIL text holding any number of modules, through Amaranth's own Yosys:
     without the struct fields' alias wires and with all-zero memory contents as loops (a third
-    of the u280 kernel's text). Every signal Amaranth names keeps its name."""
+    of the u280 kernel's text). Every signal Amaranth names keeps its name. No text, no
+    Verilog (Yosys runs all the same)."""
     rtlil_text = _FIELD_CONNECT.sub("", _FIELD_WIRE.sub("", rtlil_text))
     # A memory's read data powers up at zero, as the output registers of block RAM and
     # UltraRAM do on a device (Yosys otherwise writes a register with no initial value: X in
@@ -83,8 +84,44 @@ def rtlil_to_verilog(rtlil_text):
             cwd=work, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"Yosys could not write the Verilog: {done.stderr.strip()}")
+        if not rtlil_text:
+            return ""
         text = (Path(work) / "design.v").read_text()
         return _PROCESS_TRIGGER.sub(_trigger_at_time_zero, _MEMORY_INIT.sub(_zero_init_loop, text))
+
+
+# A module of Amaranth's RTLIL (its attributes first), and an instance of one.
+_RTLIL_MODULE = re.compile(r"^((?:attribute [^\n]*\n)*)module \\(\S+)\n(.*?^end\n)",
+                           re.MULTILINE | re.DOTALL)
+_RTLIL_CELL = re.compile(r"^(  cell \\)(\S+)( )", re.MULTILINE)
+
+
+def _cells_renamed(module_body, names):
+    return _RTLIL_CELL.sub(lambda m: m.group(1) + names.get(m.group(2), m.group(2)) + m.group(3),
+                           module_body)
+
+
+def rtlil_deduplicated(rtlil_text):
+    """``rtlil_text`` with each module body once: of modules alike but for their names (the
+    lanes of a queue, say) the first by name stays and their instances become its. Amaranth
+    writes one module per instance; the design is the same, its Verilog a fifth shorter on
+    the u280 kernel."""
+    modules = {m.group(2): (m.group(1), m.group(3)) for m in _RTLIL_MODULE.finditer(rtlil_text)}
+    renamed = {}
+    while True:
+        first = {}
+        for name in sorted(modules):
+            first.setdefault(modules[name], name)
+        alike = {name: first[body] for name, body in modules.items() if first[body] != name}
+        if not alike:
+            break
+        renamed.update(alike)
+        modules = {name: (attributes, _cells_renamed(body, alike))
+                   for name, (attributes, body) in modules.items() if name not in alike}
+    if not renamed:
+        return rtlil_text
+    return "\n".join(f"{attributes}module \\{name}\n{body}"
+                     for name, (attributes, body) in modules.items())
 
 
 # A module as Yosys writes it (its attributes first), and the one name Yosys numbers across the
@@ -116,6 +153,12 @@ class VerilogWriter:
         self._pending = []
         self._running = []
 
+    def warm(self):
+        """Start Yosys once, with nothing to write: the first run of Amaranth's Yosys (a
+        WebAssembly build) compiles it into the user's cache, about 6 s of CPU; started
+        first, it runs while the first modules convert."""
+        self._running.append(self._pool.submit(rtlil_to_verilog, ""))
+
     def add(self, rtlil_text):
         self._pending.append(rtlil_text)
         if not self._running or self._running[-1].done():
@@ -130,7 +173,8 @@ class VerilogWriter:
         """The Verilog of every module added: waits for Yosys."""
         self._submit()
         try:
-            outputs = [future.result() for future in self._running]
+            outputs = [output for output in (future.result() for future in self._running)
+                       if output]
         finally:
             self.close()
         modules = {}
