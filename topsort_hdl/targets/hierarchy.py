@@ -10,6 +10,8 @@ is converted once, on its own, in the same way (so blocks inside blocks are shar
 :func:`block_verilog` writes one block's modules exactly as a design holding it has them.
 """
 
+import contextlib
+import gc
 import re
 from dataclasses import dataclass
 
@@ -46,6 +48,20 @@ def _module_ports(rtlil, name):
     start = rtlil.index(f"\nmodule \\{name}\n")
     end = rtlil.index("\nend\n", start)
     return {m.group(2): m.group(1) for m in _PORT.finditer(rtlil, start, end)}
+
+
+@contextlib.contextmanager
+def _rare_collections():
+    """Python's cycle collector run less often while modules convert. Amaranth's netlist holds
+    millions of objects the collector tracks (each net value a tuple subclass, never untracked),
+    and with the default thresholds full collections walking them cost as much as the
+    conversion itself (u280: 54 -> 28 s CPU for the RTLIL, peak memory 387 -> 419 MB)."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10_000, 100, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 class _Converter:
@@ -106,7 +122,7 @@ def hierarchical_verilog(elaboratable, name, ports=None):
     writer.warm()
     converter = _Converter(name, writer)
     try:
-        with substituted(converter):
+        with substituted(converter), _rare_collections():
             converter.convert(elaboratable, name, ports, top=True)
     except BaseException:
         writer.close()
@@ -180,7 +196,7 @@ def block_verilog(block, prefix):
     writer = VerilogWriter()
     converter = _Converter(prefix, writer)
     try:
-        with substituted(converter):
+        with substituted(converter), _rare_collections():
             converter.instance(block)
     except BaseException:
         writer.close()

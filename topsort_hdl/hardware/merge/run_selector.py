@@ -5,7 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..queue import into_queue
-from ..records import BundleLayout, check_at_least
+from ..records import BundleLayout, check_at_least, flat_field
 from .cas import less_than
 from .lanes import LaneQueue
 
@@ -129,7 +129,8 @@ class RunSelector(wiring.Component):
         # Both orders as subtractions: synthesis maps each to a carry chain, where an
         # equality would be a tree of LUTs.
         def compare(a, b):
-            a_key, b_key = a.records[0].key, b.records[0].key
+            # (one slice each: these comparisons are copied into every lane's pops)
+            a_key, b_key = flat_field(a, "records", 0, "key"), flat_field(b, "records", 0, "key")
             return less_than(a_key, b_key), less_than(b_key, a_key)
 
         a_next = data.View(self._bundle, a_queue.next)

@@ -11,12 +11,13 @@ from ...core.params import (
     check_range,
 )
 from ...core.tree_shape import MAX_LEAVES
-from .layout import BundleLayout, RecordLayout
+from .layout import BundleLayout, RecordLayout, flat_field
 from .padding import is_pad, pad_key, pad_run, strip_pads, tree_record
 
 __all__ = [
     "RecordLayout",
     "BundleLayout",
+    "flat_field",
     "MAX_MERGE_RATE",
     "MAX_LEAVES",
     "check_int",

@@ -4,11 +4,33 @@ Hardware uses these objects as shapes; golden models and testbenches use the sam
 pack and unpack integers, so a width changes in exactly one place.
 """
 
+from amaranth.hdl import Shape, ShapeCastable, Value
 from amaranth.lib import data
 
 from ...core.params import check_positive, check_record_widths
 
-__all__ = ["RecordLayout", "BundleLayout"]
+__all__ = ["RecordLayout", "BundleLayout", "flat_field"]
+
+
+def flat_field(view, *path):
+    """The part of ``view`` at ``path`` (field names and array indices: ``flat_field(v,
+    "records", 3, "key")`` is ``v.records[3].key``), as one slice of the value under ``view``.
+
+    The same bits as the view's own access, which slices each step's result again: Amaranth
+    copies an expression into every place it is used before building the netlist, and each
+    copy of a step's slice costs that step's whole width (a bundle's records field: thousands
+    of bits per use of a key). A layout's part is a view, a plain shape's a value."""
+    layout, offset = view.shape(), 0
+    for step in path:
+        field = layout[step]
+        layout, offset = field.shape, offset + field.offset
+    shape = Shape.cast(layout)
+    bits = Value.cast(view)[offset:offset + shape.width]
+    if isinstance(layout, data.Layout):
+        return data.View(layout, bits)
+    if isinstance(layout, ShapeCastable):
+        raise TypeError(f"flat_field gives layouts and plain shapes, not {layout!r}")
+    return bits.as_signed() if shape.signed else bits
 
 
 class RecordLayout(data.StructLayout):
