@@ -77,26 +77,27 @@ def check_job_options(args):
         require("distributed", "--scheduler", "explore")
 
 
-def output_file(option, path):
-    """A user mistake unless a file can be written at ``path`` (``None``: not asked for), before
-    any work: not a folder, not under a file; missing folders are made when it is written."""
+def _usage(check, option, path):
+    """``path``, unless ``check`` (of :mod:`~topsort_hdl.core.output_paths`) refuses it: then
+    a user mistake. ``None`` (the option not given) passes."""
     if path is not None:
         try:
-            check_output_file(option, path)
+            check(option, path)
         except ValueError as error:
             raise UsageError(str(error)) from None
     return path
+
+
+def output_file(option, path):
+    """A user mistake unless a file can be written at ``path`` (``None``: not asked for), before
+    any work: not a folder, not under a file; missing folders are made when it is written."""
+    return _usage(check_output_file, option, path)
 
 
 def output_folder(option, path):
     """A user mistake unless ``path`` (``None``: not asked for) is, or can be made, a folder
     to write in: not a file, not under a file."""
-    if path is not None:
-        try:
-            check_output_folder(option, path)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-    return path
+    return _usage(check_output_folder, option, path)
 
 
 def plot_file(option, path):
