@@ -1,6 +1,7 @@
 """Couplers, merge trees and the reuse switch: models, then hardware in the Amaranth simulator."""
 
 import random
+import re
 
 import pytest
 
@@ -169,4 +170,7 @@ def test_leaf_buffer_ram_style_follows_depth(depth, style):
     from topsort_hdl.targets.units import build_unit, emit_verilog
 
     text = emit_verilog(build_unit("tree", rate=1, leaves=2, leaf_depth=depth), "tree")
-    assert text.count(f'(* ram_style = "{style}" *)') == 2  # one per leaf
+    # The leaves' buffers are alike: one module, holding the memory, instantiated per leaf.
+    assert text.count(f'(* ram_style = "{style}" *)') == 1
+    buffer = re.findall(r"^module (\S+) \(", text[:text.index("ram_style")], re.MULTILINE)[-1]
+    assert len(re.findall(rf"^  {re.escape(buffer)}  leaf\d+ \(", text, re.MULTILINE)) == 2
