@@ -8,7 +8,7 @@ SYSTEM      := $(VENV)/.system-tools
 JOBS        ?= 2
 export AMARANTH_USE_YOSYS := builtin
 
-.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs examples figures model explore formal lint verilog units \
+.PHONY: all setup test test-slow test-all bench bench-update qor qor-update docs examples figures model explore formal equivalence lint verilog units \
 	sim-u280 profile bitstream \
 	clean distclean help
 
@@ -34,6 +34,8 @@ help:
 	@echo "                4 GB: table, PNG and JSON under build/explore/ (EXPLORE: more options)"
 	@echo "make formal     prove every block's properties with SymbiYosys and catch each block's"
 	@echo "                broken variant: table of proofs (FORMAL: proof names to run)"
+	@echo "make equivalence prove each tiny block's Verilog equivalent to BEFORE's (a git revision,"
+	@echo "                default HEAD) with Yosys: what a refactor must keep (EQUIVALENCE: options)"
 	@echo "make verilog    write the u280 kernel's Verilog and register map under build/u280/"
 	@echo "make units      write the standalone merge units under build/units/"
 	@echo "make bitstream  build the on-chip demo sorter for BOARD (default ulx3s-85f; also"
@@ -118,6 +120,11 @@ explore: setup
 
 formal: setup
 	$(VENV)/bin/topsort-hdl formal --broken --jobs $(JOBS) $(FORMAL)
+
+# A refactor keeps the hardware: each block of a configuration proven equivalent to BEFORE's.
+BEFORE ?= HEAD
+equivalence: setup
+	$(VPY) -m topsort_hdl.analysis.equivalence --before $(BEFORE) $(EQUIVALENCE)
 
 lint: setup
 	$(VPY) -m ruff check topsort_hdl tests

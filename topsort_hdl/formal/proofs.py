@@ -89,20 +89,20 @@ def sabotaged(cls, sabotage):
 
 
 def _queue_environment(m, queue):
-    """A writer that writes only while ``w_rdy``; a reader that reads when it likes (only
-    while ``r_rdy`` unless the queue is buffered)."""
-    any_input(m, queue.w_data)
-    write, read = Signal(), Signal()
-    any_input(m, write, read)
-    m.d.comb += [queue.w_en.eq(write & queue.w_rdy),
-                 queue.r_en.eq(read if queue.buffered else read & queue.r_rdy)]
+    """A writer that offers entries when it likes (to a credited queue only with room); a
+    reader that takes when it likes."""
+    any_input(m, queue.i.payload)
+    offer, take = Signal(), Signal()
+    any_input(m, offer, take)
+    m.d.comb += [queue.i.valid.eq(offer & queue.i.ready if queue.credited else offer),
+                 queue.o.ready.eq(take)]
 
 
 def _queue_proof(capacity, buffered, mode, depth):
     kind = "buffered" if buffered else "memory head"
-    arguments = dict(width=4, capacity=capacity, buffered=buffered)
-    # The fault: the write side always ready, so a full queue takes a write.
-    broken = sabotaged(RegisteredFlagsFIFO, lambda q, m: m.d.comb.__iadd__(q.w_rdy.eq(1)))
+    arguments = dict(shape=4, capacity=capacity, buffered=buffered)
+    # The fault: the write side always ready, so a full queue seems to take a write.
+    broken = sabotaged(RegisteredFlagsFIFO, lambda q, m: m.d.comb.__iadd__(q.i.ready.eq(1)))
     return Proof(f"queue-{'buffered' if buffered else 'plain'}-{capacity}",
                  f"RegisteredFlagsFIFO, {capacity} entries, {kind}",
                  lambda: RegisteredFlagsFIFO(**arguments), lambda: broken(**arguments),
@@ -136,7 +136,8 @@ def _merge_unit_proof(cls, rate, depth):
     # The fault: the output bundle's records leave in reverse order.
     def reverse(unit, m):
         queued = Signal(unit.bundle)
-        m.d.comb += [queued.eq(m.submodules.o_fifo.r_data), unit.o.payload.last.eq(queued.last)]
+        m.d.comb += [queued.eq(m.submodules.o_fifo.o.payload),
+                     unit.o.payload.last.eq(queued.last)]
         m.d.comb += [unit.o.payload.records[i].eq(queued.records[rate - 1 - i])
                      for i in range(rate)]
     return Proof(f"{cls.__name__.removesuffix('MergeUnit').lower()}-e{rate}",

@@ -24,7 +24,7 @@ from topsort_hdl.hardware.merge import (
 from topsort_hdl.hardware.merge.beat_sorter import BeatSorter
 from topsort_hdl.hardware.merge.credit import CreditCounter
 from topsort_hdl.hardware.merge.lanes import BankedQueue, LaneFIFO, LaneQueue, lane_bounds
-from topsort_hdl.hardware.records import RecordLayout
+from topsort_hdl.hardware.records import BundleLayout, RecordLayout
 from topsort_hdl.sim.amaranth.stream_harness import run_streams
 
 RECORD = RecordLayout()
@@ -403,9 +403,10 @@ def test_record_and_network_parameter_errors():
 def test_banked_queue_matches_a_queue_per_bank(banks, depth):
     """Random writes, and pops of the next k entries in rank order (k random, 0 to banks)
     while ``ready``: each bank's head is its queue's front, ``ready`` is set whenever every
-    bank holds a head, and the writes ``w_rdy`` allows never overflow a bank."""
-    width = 9
-    dut = BankedQueue(width=width, depth=depth, banks=banks)
+    bank holds a head, and the writes ``i.ready`` allows never overflow a bank. An entry is a
+    record with its bundle's ``last`` flag."""
+    record_bits, width = 8, 9
+    dut = BankedQueue(bundle=BundleLayout(RecordLayout(5, 3), banks), depth=depth)
     rng = random.Random(banks * 10 + depth)
     popped = []
 
@@ -414,10 +415,14 @@ def test_banked_queue_matches_a_queue_per_bank(banks, depth):
         arrived = []        # bundles written, not yet shown (the heads load a cycle later)
         rank = 0            # entries popped so far: the next pop is bank rank % banks
         for cycle in range(1500):
-            bundle = [rng.randrange(1 << width) for _ in range(banks)]
+            records = [rng.randrange(1 << record_bits) for _ in range(banks)]
+            last = rng.randrange(2)
+            bundle = [record | last << record_bits for record in records]
             write = rng.random() < 0.5
-            ctx.set(dut.w_data, sum(v << (i * width) for i, v in enumerate(bundle)))
-            ctx.set(dut.w_en, write)
+            ctx.set(dut.i.payload.as_value(), sum(v << (i * record_bits)
+                                                  for i, v in enumerate(records))
+                    | last << (banks * record_bits))
+            ctx.set(dut.i.valid, write)
             ready = ctx.get(dut.ready)
             if ready:
                 heads = ctx.get(dut.head)
@@ -427,7 +432,7 @@ def test_banked_queue_matches_a_queue_per_bank(banks, depth):
             count = rng.randrange(banks + 1) if ready else 0
             pops = [(rank + k) % banks for k in range(count)]
             ctx.set(dut.pop, sum(1 << bank for bank in pops))
-            accepted = write and ctx.get(dut.w_rdy)
+            accepted = write and ctx.get(dut.i.ready)
             await ctx.tick()
             for bank in pops:
                 popped.append(queues[bank].pop(0))
@@ -452,7 +457,7 @@ def test_lane_queue_matches_a_queue_model(lanes):
     """Every cycle: head and next registers and every lane's copy of their valid flags against
     a plain queue of depth + 1 entries, under random writes and pops."""
     width, depth = 4 * 9 + 1, 4
-    dut = LaneQueue(width=width, depth=depth, lanes=lanes)
+    dut = LaneQueue(shape=width, depth=depth, lanes=lanes)
     rng = random.Random(lanes)
     written = []
 
@@ -462,8 +467,8 @@ def test_lane_queue_matches_a_queue_model(lanes):
         for cycle in range(1500):
             word = rng.randrange(1 << width)
             write = rng.random() < 0.6
-            ctx.set(dut.w_data, word)
-            ctx.set(dut.w_en, write)
+            ctx.set(dut.i.payload, word)
+            ctx.set(dut.i.valid, write)
             all_lanes = (1 << lanes) - 1
             # Every lane's copy of the head's state agrees.
             assert ctx.get(dut.head_valid) in (0, all_lanes)
@@ -475,7 +480,7 @@ def test_lane_queue_matches_a_queue_model(lanes):
                 assert model and ctx.get(dut.head) == model[0], cycle
             if ctx.get(dut.next_valid):     # behind the head, or about to become it
                 assert len(model) > head_valid and ctx.get(dut.next) == model[head_valid]
-            accepted = write and ctx.get(dut.w_rdy)
+            accepted = write and ctx.get(dut.i.ready)
             await ctx.tick()
             if pop:
                 model.pop(0)
@@ -499,7 +504,7 @@ def test_lane_queue_matches_a_queue_model(lanes):
 @pytest.mark.parametrize("lanes", [1, 2, 5])
 def test_lane_fifo_passes_every_word_in_order(lanes):
     width = 2 * 13 + 1
-    dut = LaneFIFO(width=width, depth=5, lanes=lanes)
+    dut = LaneFIFO(shape=width, depth=5, lanes=lanes)
     rng = random.Random(lanes)
     words = [rng.randrange(1 << width) for _ in range(400)]
     got = []
@@ -508,13 +513,13 @@ def test_lane_fifo_passes_every_word_in_order(lanes):
         sent = 0
         for _ in range(3000):
             write = sent < len(words) and rng.random() < 0.7
-            ctx.set(dut.w_data, words[sent] if sent < len(words) else 0)
-            ctx.set(dut.w_en, write)
+            ctx.set(dut.i.payload, words[sent] if sent < len(words) else 0)
+            ctx.set(dut.i.valid, write)
             read = rng.random() < 0.6
-            ctx.set(dut.r_en, read)
-            if read and ctx.get(dut.r_rdy):
-                got.append(ctx.get(dut.r_data))
-            if write and ctx.get(dut.w_rdy):
+            ctx.set(dut.o.ready, read)
+            if read and ctx.get(dut.o.valid):
+                got.append(ctx.get(dut.o.payload))
+            if write and ctx.get(dut.i.ready):
                 sent += 1
             await ctx.tick()
         assert got == words
@@ -556,7 +561,7 @@ def test_credit_counter_against_a_count(depth):
 def test_lane_bounds_and_errors():
     assert lane_bounds(2 * 65 + 1, 2) == [(0, 65), (65, 131)]
     assert lane_bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
-    with pytest.raises(ValueError, match="lanes must be at most width \\(4\\), not 5"):
-        LaneFIFO(width=4, depth=4, lanes=5)
-    with pytest.raises(ValueError, match="depth must be at least 2, not 1"):
-        LaneQueue(width=4, depth=1, lanes=2)
+    assert constructor_error(lambda: LaneFIFO(shape=4, depth=4, lanes=5)) == \
+        (ValueError, "lanes must be at most width (4), not 5")
+    assert constructor_error(lambda: LaneQueue(shape=4, depth=1, lanes=2)) == \
+        (ValueError, "depth must be at least 2, not 1")

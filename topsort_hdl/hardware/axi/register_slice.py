@@ -1,6 +1,5 @@
 """AXI4 register slices: pipeline stages for a port whose master sits on another die."""
 
-from types import SimpleNamespace
 
 from amaranth.asserts import AnyConst
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -10,7 +9,6 @@ from amaranth.lib.wiring import In, Out
 from ...core.axi_params import AXI4_CHANNELS
 from ..block import Block
 from ..properties import check, held_until_taken, is_formal
-from ..queue import out_of_queue
 from ..records import check_range
 from .signature import Axi4Signature, AxiParams
 
@@ -95,10 +93,11 @@ def _credit_pipeline(m, source, sink, stages, name, formal=False):
     # carry chain and a compare after it)
     m.d.sync += [credits.eq(credits - taken + returned),
                  has_credit.eq(returned | Mux(taken, credits > 1, credits != 0))]
-    # (the FIFO's write side is no stream: the credits keep it from overflowing)
-    m.d.comb += [buffer.w_en.eq(forward_valid), buffer.w_data.eq(forward_payload)]
-    out_of_queue(m, buffer, SimpleNamespace(valid=sink_valid, ready=sink_ready,
-                                            payload=sink_payload))
+    # (the FIFO's write side is no stream: the credits keep it from overflowing; its read
+    # side is the receiver's channel)
+    m.d.comb += [buffer.w_en.eq(forward_valid), buffer.w_data.eq(forward_payload),
+                 sink_valid.eq(buffer.r_rdy), sink_payload.eq(buffer.r_data),
+                 buffer.r_en.eq(sink_ready)]
     if formal:
         # Every credit is somewhere: at the sender, a transfer on its way, an entry of the
         # FIFO or a credit on its way back; so the FIFO never overflows.

@@ -206,12 +206,13 @@ class AxiWriteEngine(Block):
         """The stream taken into each port's buffer, a batch at a time, as entries that say
         which of their beats carry data."""
         ports, lanes, lane_bits, entry_layout = st.ports, st.lanes, st.lane_bits, st.entry_layout
-        st.buffers = [RegisteredFlagsFIFO(width=entry_layout.size,
-                                         capacity=self.buffer_beats // ports, buffered=True)
+        # (credited: the take below writes a buffer only with its room)
+        st.buffers = [RegisteredFlagsFIFO(shape=entry_layout, capacity=self.buffer_beats // ports,
+                                         buffered=True, credited=True)
                      for _ in range(ports)]
         # (a sum of products, not an Array: Icarus leaves the case statement an Array
         # becomes at X when the flags it reads never change after time 0)
-        st.room = Cat(b.w_rdy & (st.port_sel == j) for j, b in enumerate(st.buffers)).any()
+        st.room = Cat(b.i.ready & (st.port_sel == j) for j, b in enumerate(st.buffers)).any()
         st.entry = Signal(entry_layout)
         if ports > 1:
             m.d.comb += st.entry.last_beat.eq(Mux(st.final, (st.remaining - 1)[lane_bits:],
@@ -242,8 +243,8 @@ class AxiWriteEngine(Block):
         p, ports, lane_bits, burst_bits = st.p, st.ports, st.lane_bits, st.burst_bits
         q = SimpleNamespace()
         # (flat: one LUT of flip-flops and VALID)
-        written = self.i.valid & st.taking & ~st.dropping & buffer.w_rdy & (st.port_sel == j)
-        m.d.comb += [buffer.w_data.eq(st.entry), buffer.w_en.eq(written)]
+        written = self.i.valid & st.taking & ~st.dropping & buffer.i.ready & (st.port_sel == j)
+        m.d.comb += [buffer.i.payload.eq(st.entry), buffer.i.valid.eq(written)]
 
         # Bursts: issued once every beat of the burst is buffered.
         # The current slot's next burst, in beats, is a plain register (burst lengths
@@ -295,14 +296,15 @@ class AxiWriteEngine(Block):
         # here from the length register so that W never decodes the queue's RAM output.
         q.burst_layout = data.StructLayout({"rest": range(self.burst_beats), "single": 1,
                                          "pair": 1})
-        q.bursts = RegisteredFlagsFIFO(width=q.burst_layout.size,
-                                       capacity=self.max_outstanding, buffered=False)
+        # (credited: a burst is issued only with room to queue it)
+        q.bursts = RegisteredFlagsFIFO(shape=q.burst_layout, capacity=self.max_outstanding,
+                                       buffered=False, credited=True)
         m.submodules[f"bursts{j}"] = q.bursts
         queued = Signal(q.burst_layout, name=f"queued{j}")
         q.pop = Signal(name=f"pop{j}")
         q.outstanding = Signal(range(self.max_outstanding + 1), name=f"outstanding{j}")
         q.issue = Signal(name=f"issue{j}")
-        m.d.comb += q.issue.eq(pending & (~axi.awvalid | axi.awready) & q.bursts.w_rdy &
+        m.d.comb += q.issue.eq(pending & (~axi.awvalid | axi.awready) & q.bursts.i.ready &
                              (q.outstanding < self.max_outstanding))
         with m.If(axi.awready):
             m.d.sync += axi.awvalid.eq(0)
@@ -325,7 +327,7 @@ class AxiWriteEngine(Block):
             axi.awcache.eq(AXI_CACHE_MODIFIABLE),
             queued.rest.eq(length - 1), queued.single.eq(length == 1),
             queued.pair.eq(length == 2),
-            q.bursts.w_data.eq(queued), q.bursts.w_en.eq(q.issue), q.bursts.r_en.eq(q.pop),
+            q.bursts.i.payload.eq(queued), q.bursts.i.valid.eq(q.issue), q.bursts.o.ready.eq(q.pop),
         ]
         m.d.sync += unsent.eq(unsent + wrote - Mux(q.issue, length, 0))
         # For the job's end, as flip-flops: outstanding != 0, decided with the count, and
@@ -350,11 +352,11 @@ class AxiWriteEngine(Block):
         left = Signal(range(self.burst_beats), name=f"left{j}")   # its beats still to send
         last_left = Signal(name=f"last_left{j}")          # left == 1
         first = Signal(q.burst_layout, name=f"first{j}")
-        m.d.comb += [head.eq(buffer.r_data), first.eq(q.bursts.r_data)]
+        m.d.comb += [head.eq(buffer.o.payload), first.eq(q.bursts.o.payload)]
         last_of_entry = beat == head.last_beat if ports > 1 else C(1)
         wlast = Mux(in_burst, last_left, first.single)
         m.d.comb += [
-            axi.wvalid.eq(buffer.r_rdy & (in_burst | q.bursts.r_rdy)),
+            axi.wvalid.eq(buffer.o.valid & (in_burst | q.bursts.o.valid)),
             axi.wdata.eq(head.data[beat]),
             axi.wstrb.eq(Mux(head.final & last_of_entry,
                              (C(1, lanes + 1) << head.tail) - 1, (1 << lanes) - 1)),
@@ -364,9 +366,9 @@ class AxiWriteEngine(Block):
         # (synthesis keeps an expression's structure: through WVALID they were deeper).
         sent = Signal(name=f"sent{j}")
         m.d.comb += [
-            sent.eq(buffer.r_rdy & (in_burst | q.bursts.r_rdy) & axi.wready),
-            q.pop.eq(buffer.r_rdy & q.bursts.r_rdy & ~in_burst & axi.wready),
-            buffer.r_en.eq(axi.wready & last_of_entry & (in_burst | q.bursts.r_rdy)),
+            sent.eq(buffer.o.valid & (in_burst | q.bursts.o.valid) & axi.wready),
+            q.pop.eq(buffer.o.valid & q.bursts.o.valid & ~in_burst & axi.wready),
+            buffer.o.ready.eq(axi.wready & last_of_entry & (in_burst | q.bursts.o.valid)),
         ]
         with m.If(sent):
             m.d.sync += beat.eq(Mux(last_of_entry, 0, beat + 1))
@@ -386,8 +388,8 @@ class AxiWriteEngine(Block):
             q.outstanding.eq(q.outstanding + q.issue - response),
             q.outstanding_any.eq(q.issue | Mux(response, q.outstanding != 1, q.outstanding_any)),
         ]
-        return (~q.unsent_any & ~q.landing & ~q.landed & ~axi.awvalid & ~q.bursts.r_rdy &
-                ~in_burst & ~buffer.r_rdy & ~q.outstanding_any)
+        return (~q.unsent_any & ~q.landing & ~q.landed & ~axi.awvalid & ~q.bursts.o.valid &
+                ~in_burst & ~buffer.o.valid & ~q.outstanding_any)
 
     def _properties(self, m):
         """What the engine promises its memory (formal builds only), given a memory that

@@ -3,13 +3,13 @@
 from types import SimpleNamespace
 
 from amaranth.hdl import C, Cat, Module, Mux, Shape, Signal, Value
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...core.params import COUNT_BITS
 from ..block import Block
-from ..queue import RegisteredFlagsFIFO, out_of_queue
+from ..queue import RegisteredFlagsFIFO
 from ..records import (
     MAX_MERGE_RATE,
     BundleLayout,
@@ -156,8 +156,8 @@ class RootPacker(Block):
         # output register (the same latency): the ring sees the writer's READY only as the
         # queue's registered room, so the writer's port choice and buffer room do not run
         # through the ring into the tree's root, blocks a placer spreads apart.
-        m.submodules.out = st.out = RegisteredFlagsFIFO(width=rate * width, capacity=2,
-                                                        buffered=False)
+        m.submodules.out = st.out = RegisteredFlagsFIFO(shape=self.o.payload.shape(),
+                                                        capacity=2, buffered=False)
 
         m.d.comb += st.done.eq(st.empty | st.ended)
         self._words_out(m, st)
@@ -181,9 +181,9 @@ class RootPacker(Block):
         # A word leaves when complete. Once the job's final record is in, `at` is rounded up
         # to a word boundary, so the final partial word is complete too; its slots past the
         # final record are zeroed on the way out.
-        st.free = st.out.w_rdy
+        st.free = st.out.i.ready
         emit = Signal()
-        m.d.comb += emit.eq(st.free & st.full)
+        m.d.comb += emit.eq(st.free & st.full)      # (the queue's write)
         final = st.done & ~st.over                        # the leaving word is the job's last
         # (a record-wide Mux, not an AND with a replicated bit: the same logic, which Amaranth
         # would otherwise write out bit by bit, a tenth of the u280 kernel's Verilog)
@@ -191,11 +191,8 @@ class RootPacker(Block):
                       for j in range(rate))
         with m.If(emit):
             m.d.sync += st.rd.eq(st.rd + 1)
-        m.d.comb += [
-            st.out.w_data.eq(leaving),
-            st.out.w_en.eq(emit),
-        ]
-        out_of_queue(m, st.out, self.o)
+        m.d.comb += [st.out.i.payload.eq(leaving), st.out.i.valid.eq(st.full)]
+        wiring.connect(m, st.out.o, wiring.flipped(self.o))
 
     def _bundles_in(self, m, st):
         """Each bundle's real records into the ring at ``at``, rotated there."""
@@ -293,7 +290,7 @@ class RootPacker(Block):
         m.d.comb += [
             idle.eq(st.done & ~st.tail & ~st.full),
             self.cmd.ready.eq(idle),
-            self.busy.eq(~idle | st.out.r_rdy),
+            self.busy.eq(~idle | st.out.o.valid),
         ]
         # A job starts on the word at rd, where `at` already is (the ring is empty).
         records = Cat(self.cmd.payload.records, C(0, log_rate + 2))

@@ -6,11 +6,10 @@ is written from their description, not from any published RTL.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data
+from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
 from ..properties import is_formal
-from ..queue import into_queue, stream_out
 from .bitonic import BitonicMergeNetwork
 from .cas import less_than
 from .credit import CreditCounter
@@ -77,7 +76,7 @@ class FlimsMergeUnit(StreamMergeUnit):
         m = Module()
         e = self._rate
         entry = data.StructLayout({"record": self._record, "last": 1})
-        queues = {side: self._banks(m, side, entry) for side in "ab"}
+        queues = {side: self._banks(m, side) for side in "ab"}
         heads = {side: [data.View(entry, queues[side].head[t * entry.size:(t + 1) * entry.size])
                         for t in range(e)] for side in "ab"}
         ahead = {side: [Signal(name=f"{side}_ahead{t}") for t in range(e)] for side in "ab"}
@@ -86,10 +85,10 @@ class FlimsMergeUnit(StreamMergeUnit):
         # credit counter: a step starts only with room for everything in flight.
         m.submodules.credit = credit = CreditCounter(self._output_depth)
         m.submodules.o_fifo = o_fifo = LaneFIFO(
-            width=self._bundle.size, depth=self._output_depth, lanes=e)
-        result = Signal(self._bundle, name="result")
-        result_valid = Signal(name="result_valid")
-        m.d.comb += credit.sub.eq(stream_out(m, o_fifo, self.o, result, result_valid))
+            shape=self._bundle, depth=self._output_depth, lanes=e)
+        result, result_valid = o_fifo.i.payload, o_fifo.i.valid     # (the credit keeps room)
+        wiring.connect(m, o_fifo.o, wiring.flipped(self.o))
+        m.d.comb += credit.sub.eq(self.o.valid & self.o.ready)
         # A side can give its E smallest remaining records when every bank has a head, or
         # once its run's last bundle is being taken (bank 0 is the first to go ahead; the
         # rest of the run is in the banks already). All registers: one level of logic.
@@ -143,14 +142,12 @@ class FlimsMergeUnit(StreamMergeUnit):
             self.unit_properties(m)
         return m
 
-    def _banks(self, m, side, entry):
+    def _banks(self, m, side):
         """Side ``side``'s banks: record t of every bundle, with the bundle's ``last``, to
         bank t."""
-        port = getattr(self, side)
-        queue = BankedQueue(width=entry.size, depth=self._input_depth, banks=self._rate)
+        queue = BankedQueue(bundle=self._bundle, depth=self._input_depth)
         m.submodules[f"{side}_banks"] = queue
-        into_queue(m, port, queue, payload=Cat(Cat(record, port.payload.last)
-                                              for record in port.payload.records))
+        wiring.connect(m, wiring.flipped(getattr(self, side)), queue.i)
         return queue
 
     def _cascade(self, m, winners):

@@ -1,7 +1,12 @@
-"""Wide queues built as lanes, so that no control signal fans out to the whole width."""
+"""Wide queues built as lanes, so that no control signal fans out to the whole width.
 
-from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import fifo, wiring
+Each is written through a stream, ``i`` (an offer while full waits: the lanes ignore it).
+:class:`LaneFIFO` is read through a stream, ``o``; the two queues a merge takes records from
+one lane or bank at a time are read through their heads.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Shape, Signal, Value
+from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -22,7 +27,8 @@ def lane_bounds(width, lanes):
 class _Lanes(wiring.Component):
     """What the lane queues share: parameters, the write side, one FIFO per lane."""
 
-    def __init__(self, width, depth, lanes, read_members):
+    def __init__(self, shape, depth, lanes, read_members):
+        width = Shape.cast(shape).width
         check_at_least("width", width, 1)
         check_at_least("depth", depth, 2)
         check_at_least("lanes", lanes, 1)
@@ -31,8 +37,7 @@ class _Lanes(wiring.Component):
         self._width = width
         self._depth = depth
         self._lanes = lanes
-        super().__init__({"w_data": In(width), "w_en": In(1), "w_rdy": Out(1),
-                          **read_members})
+        super().__init__({"i": In(stream.Signature(shape)), **read_members})
 
     @property
     def depth(self):
@@ -40,54 +45,50 @@ class _Lanes(wiring.Component):
 
     def _lane_fifos(self, m):
         """Yield ``(lane, start, end, fifo)``, each FIFO written with its lane's bits."""
+        w_data = Value.cast(self.i.payload)
         for lane, (start, end) in enumerate(lane_bounds(self._width, self._lanes)):
             queue = fifo.SyncFIFOBuffered(width=end - start, depth=self._depth)
             m.submodules[f"lane{lane}"] = queue
-            m.d.comb += [queue.w_data.eq(self.w_data[start:end]), queue.w_en.eq(self.w_en)]
+            m.d.comb += [queue.w_data.eq(w_data[start:end]), queue.w_en.eq(self.i.valid)]
             if lane == 0:
-                m.d.comb += self.w_rdy.eq(queue.w_rdy)
+                m.d.comb += self.i.ready.eq(queue.w_rdy)
             yield lane, start, end, queue
 
 
 class LaneFIFO(_Lanes):
-    """A buffered synchronous FIFO of ``width`` bits made of ``lanes`` narrower ones.
+    """A buffered synchronous FIFO of ``shape`` made of ``lanes`` narrower ones.
 
     Every lane is a :class:`amaranth.lib.fifo.SyncFIFOBuffered` with its own pointers and
     levels, written and read together, so the lanes always agree. What a wide FIFO loses
     timing on is its read enable: it drives the load enable of every bit of the output
     register. Here each lane's enable reaches only its own bits (synthesis keeps the copies:
-    each lane's state feeds back on itself). ``w_rdy`` and ``r_rdy`` are lane 0's.
+    each lane's state feeds back on itself). ``i.ready`` and ``o.valid`` are lane 0's.
 
     Parameters
     ----------
-    width : int
-        Bits per entry.
+    shape : shape-castable
+        An entry (a bundle).
     depth : int
         Entries, at least 2.
     lanes : int
-        Number of lanes (at most ``width``): see :func:`lane_bounds`.
+        Number of lanes (at most the entry's width): see :func:`lane_bounds`.
 
     Members
     -------
-    w_data : In(width)
-    w_en : In(1)
-    w_rdy : Out(1)
-    r_data : Out(width)
-    r_en : In(1)
-    r_rdy : Out(1)
-        As in :class:`amaranth.lib.fifo.SyncFIFOBuffered`.
+    i : In(stream.Signature(shape))
+    o : Out(stream.Signature(shape))
     """
 
-    def __init__(self, *, width, depth, lanes):
-        super().__init__(width, depth, lanes, {"r_data": Out(width), "r_en": In(1),
-                                               "r_rdy": Out(1)})
+    def __init__(self, *, shape, depth, lanes):
+        super().__init__(shape, depth, lanes, {"o": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
         m = Module()
+        r_data = Value.cast(self.o.payload)
         for lane, start, end, queue in self._lane_fifos(m):
-            m.d.comb += [queue.r_en.eq(self.r_en), self.r_data[start:end].eq(queue.r_data)]
+            m.d.comb += [queue.r_en.eq(self.o.ready), r_data[start:end].eq(queue.r_data)]
             if lane == 0:
-                m.d.comb += self.r_rdy.eq(queue.r_rdy)
+                m.d.comb += self.o.valid.eq(queue.r_rdy)
         return m
 
 
@@ -102,15 +103,12 @@ class LaneQueue(_Lanes):
 
     Parameters
     ----------
-    width, depth, lanes : int
+    shape, depth, lanes
         As for :class:`LaneFIFO`; the queue holds ``depth + 1`` entries.
 
     Members
     -------
-    w_data : In(width)
-    w_en : In(1)
-    w_rdy : Out(1)
-        Write side, as for a FIFO.
+    i : In(stream.Signature(shape))
     head : Out(width)
     head_valid : Out(lanes)
         Per lane: the head is loaded (the lanes always agree).
@@ -121,8 +119,9 @@ class LaneQueue(_Lanes):
         Per lane: remove ``head`` (only while ``head_valid``; the lanes must agree).
     """
 
-    def __init__(self, *, width, depth, lanes):
-        super().__init__(width, depth, lanes, {
+    def __init__(self, *, shape, depth, lanes):
+        width = Shape.cast(shape).width
+        super().__init__(shape, depth, lanes, {
             "head": Out(width), "head_valid": Out(lanes), "next": Out(width),
             "next_valid": Out(lanes), "pop": In(lanes)})
 
@@ -143,56 +142,52 @@ class LaneQueue(_Lanes):
 
 
 class BankedQueue(wiring.Component):
-    """A queue of bundles of ``banks`` entries whose entries leave one bank at a time.
+    """A queue of bundles whose records leave one bank at a time.
 
-    A bundle is written whole: entry t goes to bank t, a memory of its own with its own read
+    A bundle is written whole: record t, with the bundle's ``last`` flag, is entry t, and
+    goes to bank t, a memory of its own with its own read
     pointer and head register (its read port's, loaded as the head leaves or while it is
     empty, so each bank's loop is its own). Banks are popped in rank order, as a merge takes
     a sorted bundle stream's records: the records popped in a cycle are the next ones after
     the last popped, wrapping from bank ``banks - 1`` to bank 0. Then bank 0 never holds more
     entries than another bank and the last bank never fewer, and, as every bank is written
     in the same cycles, a bank with a loaded head means every bank has one: ``ready`` is bank
-    0's head flag, ``w_rdy`` the last bank's room, both registers (so a producer's ready path
+    0's head flag, ``i.ready`` the last bank's room, both registers (so a producer's ready path
     starts at a flip-flop).
 
     Parameters
     ----------
-    width : int
-        Bits per entry.
+    bundle : BundleLayout
+        The bundles; its ``count`` records are the banks.
     depth : int
         Bundles the memories hold, at least 2 (the heads hold one more).
-    banks : int
-        Entries per bundle.
 
     Members
     -------
-    w_data : In(width * banks)
-        A bundle, entry t at bits ``[t * width, (t + 1) * width)``.
-    w_en : In(1)
-    w_rdy : Out(1)
-        Write side, as for a FIFO.
+    i : In(stream.Signature(bundle))
     head : Out(width * banks)
-        Each bank's oldest entry (a register); defined while that bank holds one.
+        Each bank's oldest entry (a register), entry t (record t, then ``last``: ``width``
+        bits) at bits ``[t * width, (t + 1) * width)``; defined while that bank holds one.
     ready : Out(1)
         Every bank's head is loaded (a register).
     pop : In(banks)
         Per bank: remove its head (in rank order, only while it holds one).
     """
 
-    def __init__(self, *, width, depth, banks):
-        check_at_least("width", width, 1)
+    def __init__(self, *, bundle, depth):
         check_at_least("depth", depth, 2)
-        check_at_least("banks", banks, 1)
-        self._width = width
+        self._width = width = bundle.record.size + 1
         self._depth = depth
-        self._banks = banks
-        super().__init__({"w_data": In(width * banks), "w_en": In(1), "w_rdy": Out(1),
-                          "head": Out(width * banks), "ready": Out(1), "pop": In(banks)})
+        self._banks = banks = bundle.count
+        super().__init__({"i": In(stream.Signature(bundle)), "head": Out(width * banks),
+                          "ready": Out(1), "pop": In(banks)})
 
     def elaborate(self, platform):
         m = Module()
         width, depth, banks = self._width, self._depth, self._banks
-        write = self.w_en & self.w_rdy
+        write = self.i.valid & self.i.ready
+        bundle = self.i.payload
+        entries = Cat(Cat(record, bundle.last) for record in bundle.records)
 
         def advance(pointer):
             return Mux(pointer == depth - 1, 0, pointer + 1)
@@ -217,7 +212,7 @@ class BankedQueue(wiring.Component):
             m.d.sync += waiting.eq(waiting + write - load)
             m.d.comb += [
                 w_port.addr.eq(w_addr),
-                w_port.data.eq(self.w_data[bank * width:(bank + 1) * width]),
+                w_port.data.eq(entries[bank * width:(bank + 1) * width]),
                 w_port.en.eq(write),
                 r_port.addr.eq(r_addr),
                 r_port.en.eq(load),
@@ -230,5 +225,5 @@ class BankedQueue(wiring.Component):
                 # unless this write fills the memory. (The load, the latest signal, comes last.)
                 room = Signal(init=1)
                 m.d.sync += room.eq(load | Mux(write, waiting != depth - 1, waiting != depth))
-                m.d.comb += self.w_rdy.eq(room)
+                m.d.comb += self.i.ready.eq(room)
         return m

@@ -5,7 +5,6 @@ from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
 from ..properties import is_formal
-from ..queue import stream_out
 from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
 from .lanes import LaneFIFO
@@ -102,7 +101,7 @@ class MmsMergeUnit(StreamMergeUnit):
         m.d.sync += flush_pending.eq(flush_pending_next)
         m.d.comb += [
             credit.add.eq(emits),
-            credit.sub.eq(self.o.valid & self.o.ready),  # as stream_out below
+            credit.sub.eq(self.o.valid & self.o.ready),
             # Granted only with room, even for a run's first step, which emits nothing unless
             # it carries the previous flush: that step waits only while the FIFO is full, and
             # the grant stays two LUT levels from registers.
@@ -165,10 +164,10 @@ class MmsMergeUnit(StreamMergeUnit):
         # Output FIFO: credit counting above guarantees room for every bundle that arrives.
         # One lane per record keeps the FIFO's read enable local to each record's bits.
         m.submodules.o_fifo = o_fifo = LaneFIFO(
-            width=self._bundle.size, depth=self._output_depth, lanes=e)
-        result = Signal(self._bundle)
-        m.d.comb += [result.records.eq(bms.o), result.last.eq(flags.last)]
-        stream_out(m, o_fifo, self.o, result, flags.emits)
+            shape=self._bundle, depth=self._output_depth, lanes=e)
+        m.d.comb += [o_fifo.i.payload.records.eq(bms.o), o_fifo.i.payload.last.eq(flags.last),
+                     o_fifo.i.valid.eq(flags.emits)]
+        wiring.connect(m, o_fifo.o, wiring.flipped(self.o))
         if is_formal(platform):
             self.unit_properties(m)
         return m

@@ -4,7 +4,6 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..queue import into_queue
 from ..records import BundleLayout, check_at_least, flat_field
 from .cas import less_than
 from .lanes import LaneQueue
@@ -211,10 +210,9 @@ class RunSelector(wiring.Component):
 
     def _lane_queue(self, m, side, lanes):
         """Side ``side``'s input into its lane queue, whose head is the side's head."""
-        port = getattr(self, side)
-        queue = LaneQueue(width=self._bundle.size, depth=self._depth, lanes=lanes)
+        queue = LaneQueue(shape=self._bundle, depth=self._depth, lanes=lanes)
         m.submodules[f"{side}_queue"] = queue
-        into_queue(m, port, queue)
+        wiring.connect(m, wiring.flipped(getattr(self, side)), queue.i)
         m.d.comb += [
             getattr(self, f"{side}_head").eq(queue.head),
             queue.pop.eq(getattr(self, f"{side}_popped")),

@@ -1,13 +1,13 @@
 """The rate-1 merge unit: the selector alone, no merge network."""
 
-from amaranth.hdl import Module, Signal
-from amaranth.lib import fifo, stream, wiring
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..block import Block
-from ..queue import stream_out
 from ..records import BundleLayout, RecordLayout, check_at_least
 from .credit import CreditCounter
+from .lanes import LaneFIFO
 from .run_selector import DEFAULT_INPUT_DEPTH, MIN_FIFO_DEPTH, RunSelector
 
 __all__ = ["SelectMergeUnit"]
@@ -70,14 +70,14 @@ class SelectMergeUnit(Block):
         # The selector decides a cycle ahead, so the output is a small FIFO with credit
         # counting: a take is granted only if the FIFO has room whatever leaves this cycle.
         m.submodules.credit = credit = CreditCounter(OUTPUT_DEPTH)
-        m.submodules.o_fifo = o_fifo = fifo.SyncFIFOBuffered(width=self._bundle.size,
-                                                             depth=OUTPUT_DEPTH)
-        result = Signal(self._bundle)
+        m.submodules.o_fifo = o_fifo = LaneFIFO(shape=self._bundle, depth=OUTPUT_DEPTH, lanes=1)
+        wiring.connect(m, o_fifo.o, wiring.flipped(self.o))
         m.d.comb += [
-            result.records.eq(selector.chosen.records),
-            result.last.eq(selector.completes),
+            o_fifo.i.payload.records.eq(selector.chosen.records),
+            o_fifo.i.payload.last.eq(selector.completes),
+            o_fifo.i.valid.eq(selector.take),
             credit.add.eq(selector.take),
-            credit.sub.eq(stream_out(m, o_fifo, self.o, result, selector.take)),
+            credit.sub.eq(self.o.valid & self.o.ready),
             selector.accept_next.eq(credit.room_next),
         ]
         return m

@@ -12,11 +12,11 @@ BLOCK_RAM_DEPTH = 128
 
 class LeafBuffer(RegisteredFlagsFIFO):
     """A buffered :class:`~topsort_hdl.hardware.queue.RegisteredFlagsFIFO` of ``depth``
-    entries with ``ram_style`` set on its storage: ``"block"`` when ``depth >=
-    BLOCK_RAM_DEPTH``, else ``"distributed"``. Its ``w_rdy`` is a flip-flop: the sender, a leaf
+    entries of ``shape`` with ``ram_style`` set on its storage: ``"block"`` when ``depth >=
+    BLOCK_RAM_DEPTH``, else ``"distributed"``. Its ``i.ready`` is a flip-flop: the sender, a leaf
     feeder or a test's source, sits apart from the tree, and its logic behind READY starts at
     a register."""
 
-    def __init__(self, *, width, depth):
-        super().__init__(width=width, capacity=depth, buffered=True,
+    def __init__(self, *, shape, depth):
+        super().__init__(shape=shape, capacity=depth, buffered=True,
                          ram_style="block" if depth >= BLOCK_RAM_DEPTH else "distributed")

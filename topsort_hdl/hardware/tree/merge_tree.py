@@ -9,7 +9,6 @@ from ...core.tree_shape import check_tree_shape, tree_rates
 from ..block import Block
 from ..merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ..merge.run_selector import MIN_FIFO_DEPTH
-from ..queue import into_queue, out_of_queue
 from ..records import (
     BundleLayout,
     RecordLayout,
@@ -172,10 +171,9 @@ def build_unit_tree(m, padded, rates, sources, prefix, input_depth=DEFAULT_FIFO_
 
 
 def buffered(m, name, port, layout, depth):
-    """Put a leaf buffer of ``depth`` on the input stream ``port``; return the stream out."""
-    buffer = LeafBuffer(width=layout.size, depth=depth)
+    """Put a leaf buffer of ``depth`` on the input stream ``port`` (a member of the block's
+    own, so flipped); return the stream out."""
+    buffer = LeafBuffer(shape=layout, depth=depth)
     m.submodules[name] = buffer
-    out = stream.Signature(layout).create(path=(name, "o"))
-    into_queue(m, port, buffer)
-    out_of_queue(m, buffer, out)
-    return out
+    wiring.connect(m, wiring.flipped(port), buffer.i)
+    return buffer.o
