@@ -53,7 +53,8 @@ design, _ = kernel_verilog(config, TOP_NAME, parts.port_stages)
 manifest["kernel"] = TOP_NAME
 from topsort_hdl.targets.onchip.demo import OnChipSorter
 warnings.simplefilter("ignore")         # (the rest of the demo is not elaborated)
-(folder / "selftest.v").write_text(verilog.convert(OnChipSorter().selftest, name="selftest"))
+(folder / "selftest.v").write_text(verilog.convert(OnChipSorter().selftest, name="selftest",
+                                                     emit_src=False))
 manifest["selftest"] = "selftest"
 (folder / "blocks.json").write_text(json.dumps(manifest, indent=1))
 """

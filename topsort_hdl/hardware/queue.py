@@ -12,6 +12,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .logic import next_slot
 from .properties import check, held_until_taken, is_formal, order_kept
 
 __all__ = ["RegisteredFlagsFIFO"]
@@ -78,9 +79,6 @@ class RegisteredFlagsFIFO(wiring.Component):
         full = Signal()                            # count == depth: w_rdy is its complement
         m.d.comb += w_rdy.eq(~full)
 
-        def incr(pointer):
-            return Mux(pointer == depth - 1, 0, pointer + 1)
-
         if self.buffered:
             load = Signal()                        # memory -> head register
             m.d.comb += load.eq(stored & (~r_rdy | read))
@@ -94,9 +92,9 @@ class RegisteredFlagsFIFO(wiring.Component):
             r_port.addr.eq(consume), r_data.eq(r_port.data),
         ]
         with m.If(write):
-            m.d.sync += produce.eq(incr(produce))
+            m.d.sync += produce.eq(next_slot(produce, depth))
         with m.If(load):
-            m.d.sync += consume.eq(incr(consume))
+            m.d.sync += consume.eq(next_slot(consume, depth))
         with m.If(write & ~load):
             m.d.sync += count.eq(count + 1)
         with m.If(load & ~write):

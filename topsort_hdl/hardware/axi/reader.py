@@ -11,13 +11,15 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ...core.axi_params import MAX_BURST_BEATS, MAX_OUTSTANDING, PAGE_BYTES
 from ..block import Block
+from ..logic import next_slot, one_hot_select, round_robin
 from ..merge.beat_sorter import BeatSorter
 from ..properties import check, held_until_taken, is_formal, stream_rules
 from ..records import RecordLayout, check_at_least, check_positive, check_range
 from .beats import BeatLayout
-from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature, AxiParams
+from .commands import check_engine_params, region_layout
+from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
 
-__all__ = ["AxiReadEngine", "region_layout", "MAX_OUTSTANDING", "REFILL_CYCLES",
+__all__ = ["AxiReadEngine", "MAX_OUTSTANDING", "REFILL_CYCLES",
            "LEAF_BUFFER_MEMORY"]
 
 # Cycles from a beat taken out of a leaf's register to the next in its place: the leaf is
@@ -27,54 +29,6 @@ REFILL_CYCLES = 5
 # meet on one address in a cycle, and a Yosys build from RTLIL marks its read ports so
 # (``setparam -set COLLISION_X_MASK``), as Yosys' Verilog frontend does for ``no_rw_check``.
 LEAF_BUFFER_MEMORY = "buffers"
-
-
-def region_layout(params, length_bits, targets):
-    """A read or write command: ``bytes`` bytes from byte address ``addr`` for ``target``."""
-    return data.StructLayout({
-        "target": max(1, ceil_log2(targets)),
-        "addr": params.addr_width,
-        "bytes": length_bits,
-    })
-
-
-def check_engine_params(params, burst_bytes, max_outstanding, length_bits):
-    """Checks the read and write engines share; returns burst length in beats."""
-    if not isinstance(params, AxiParams):
-        raise TypeError(f"params must be an AxiParams, not {params!r}")
-    params.check_burst_bytes("burst_bytes", burst_bytes)
-    check_range("max_outstanding", max_outstanding, 1, MAX_OUTSTANDING)
-    check_range("length_bits", length_bits, exact_log2(params.beat_bytes) + 1, params.addr_width)
-    return burst_bytes // params.beat_bytes
-
-
-def _round_robin(m, vector, above, name):
-    """One-hot: the lowest set bit of ``vector`` among ``above``, else its lowest set bit; and
-    whether any bit is set.
-
-    ``x & -x`` keeps the lowest set bit of ``x``: the increment's carry chain does the
-    priority, where prefix ORs over many bits become chains of LUTs. Over ``Cat(vector &
-    above, vector)`` the lowest bit is in the first half if any is set there; the carry out
-    of ``~x + 1`` is set when no bit is.
-    """
-    n = len(vector)
-    both = Signal(2 * n, name=f"{name}_both")
-    negated = Signal(2 * n + 1, name=f"{name}_negated")
-    lowest = Signal(2 * n, name=f"{name}_lowest")
-    m.d.comb += [
-        both.eq(Cat(vector & above, vector)),
-        negated.eq(~both + 1),
-        lowest.eq(both & negated[:2 * n]),
-    ]
-    return lowest[:n] | lowest[n:], ~negated[2 * n]
-
-
-def _one_hot_select(one_hot, values):
-    """``values[i]`` for the set bit ``i`` of ``one_hot`` (zero when none is)."""
-    result = 0
-    for i, value in enumerate(values):
-        result = result | Mux(one_hot[i], value, 0)
-    return result
 
 
 class AxiReadEngine(Block):
@@ -316,7 +270,7 @@ class AxiReadEngine(Block):
         # cycle, so bursts leave every other cycle at most.
         st.outstanding = Signal(range(self.max_outstanding + 1))
         mask = Signal(leaves)                # the leaves above the one granted last
-        pick, requested = _round_robin(m, st.request, mask, "arbiter")
+        pick, requested = round_robin(m, st.request, mask, "arbiter")
         can_grant = ~st.granting & (~axi.arvalid | axi.arready) &\
             (st.outstanding < self.max_outstanding)
         m.d.sync += [
@@ -326,7 +280,7 @@ class AxiReadEngine(Block):
             st.advanced.eq(st.granting),
         ]
         granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
-        m.d.sync += granted_index.eq(_one_hot_select(pick, [C(i, leaf_bits)
+        m.d.sync += granted_index.eq(one_hot_select(pick, [C(i, leaf_bits)
                                                             for i in range(leaves)]))
         # (compares with the index: prefix ORs of the one-hot would chain)
         with m.If(st.granting):
@@ -571,7 +525,7 @@ class AxiReadEngine(Block):
                                  (st.counts[i] + reading[i] + st.landing[i] < depth)
                                  for i in range(leaves)))
         m.d.sync += [
-            st.reads.eq(_round_robin(m, wants, above, "reader")[0]),
+            st.reads.eq(round_robin(m, wants, above, "reader")[0]),
             reading.eq(st.reads),
             st.landing.eq(reading),
         ]
@@ -581,8 +535,8 @@ class AxiReadEngine(Block):
         with m.If(st.reads.any()):
             m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
         m.d.comb += [
-            slot.eq(_one_hot_select(st.reads, [r[:slot_bits] for r in st.rptr])),
-            index.eq(_one_hot_select(st.reads, [C(i, leaf_bits) for i in range(leaves)])),
+            slot.eq(one_hot_select(st.reads, [r[:slot_bits] for r in st.rptr])),
+            index.eq(one_hot_select(st.reads, [C(i, leaf_bits) for i in range(leaves)])),
             read.addr.eq(Cat(slot, index)),
             read.en.eq(st.reads.any()),
         ]
@@ -609,9 +563,9 @@ class AxiReadEngine(Block):
             m.d.sync += st.counts[i].eq(st.counts[i] + st.landing[i] - taken)
             if depth > 1:
                 with m.If(st.landing[i]):
-                    m.d.sync += into.eq(Mux(into == depth - 1, 0, into + 1))
+                    m.d.sync += into.eq(next_slot(into, depth))
                 with m.If(taken):
-                    m.d.sync += out.eq(Mux(out == depth - 1, 0, out + 1))
+                    m.d.sync += out.eq(next_slot(out, depth))
             m.d.comb += [
                 self.leaf[i].valid.eq(st.counts[i] != 0),
                 self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]

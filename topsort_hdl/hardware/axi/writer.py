@@ -3,40 +3,21 @@
 from types import SimpleNamespace
 
 from amaranth.asserts import AnyConst
-from amaranth.hdl import C, Cat, Module, Mux, Signal, Value
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...core.axi_params import MAX_BURST_BEATS, MAX_OUTSTANDING, PAGE_BYTES
 from ..block import Block
+from ..logic import borrow, past_top
 from ..properties import check, held_until_taken, is_formal
 from ..queue import RegisteredFlagsFIFO
 from ..records import check_at_least, check_power_of_two
-from .reader import check_engine_params
+from .commands import check_engine_params, write_command_layout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
 
-__all__ = ["AxiWriteEngine", "write_command_layout"]
-
-
-def _borrow(x, y):
-    """``x < y`` for unsigned values, as the borrow of ``x - y``: a carry chain behind one LUT
-    level, where a wide compare is a tree of LUTs."""
-    x, y = Value.cast(x), Value.cast(y)
-    return (x.as_unsigned() - y.as_unsigned())[max(len(x), len(y))]
-
-
-def _past_top(end, width):
-    """``end`` (a ``width + 1``-bit sum) is past ``2 ** width``."""
-    return end[width] & end[:width].any()
-
-
-def write_command_layout(params, ports, slots, length_bits):
-    """A write engine's command: a byte address per port and slot, and the byte count."""
-    return data.StructLayout({
-        "addr": data.ArrayLayout(params.addr_width, ports * slots),
-        "bytes": length_bits,
-    })
+__all__ = ["AxiWriteEngine"]
 
 
 class AxiWriteEngine(Block):
@@ -182,14 +163,14 @@ class AxiWriteEngine(Block):
         with m.If(self.cmd.valid & self.cmd.ready):
             m.d.sync += [
                 st.remaining.eq(st.cmd.bytes),
-                st.final.eq(~_borrow(st.transfer_bytes, st.cmd.bytes)),
+                st.final.eq(~borrow(st.transfer_bytes, st.cmd.bytes)),
                 st.port_sel.eq(0),
                 st.batch_left.eq(st.batch_transfers),
                 checking.eq(1),
-                empty.eq(_borrow(st.cmd.bytes, 1)),
+                empty.eq(borrow(st.cmd.bytes, 1)),
                 misaligned.eq(Cat(st.cmd.addr[j][:align_bits] != 0 for j in range(bases))),
                 # (a region may end at the top of the address space: only past it wraps)
-                wraps.eq(Cat(_past_top(st.cmd.addr[j] + st.cmd.bytes, p.addr_width)
+                wraps.eq(Cat(past_top(st.cmd.addr[j] + st.cmd.bytes, p.addr_width)
                              for j in range(bases))),
             ]
         with m.If(checking):
@@ -227,7 +208,7 @@ class AxiWriteEngine(Block):
         st.took = self.i.valid & self.i.ready
         with m.If(st.took):
             m.d.sync += [st.remaining.eq(Mux(st.final, 0, st.remaining - st.transfer_bytes)),
-                         st.final.eq(~_borrow(2 * st.transfer_bytes, st.remaining))]
+                         st.final.eq(~borrow(2 * st.transfer_bytes, st.remaining))]
             with m.If(st.final):
                 m.d.sync += st.taking.eq(0)
             if ports > 1:

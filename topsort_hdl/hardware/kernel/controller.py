@@ -14,8 +14,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...core.params import COUNT_BITS
-from ..axi.reader import region_layout
-from ..axi.writer import write_command_layout
+from ..axi.commands import region_layout, write_command_layout
 from ..block import Block
 from ..properties import check, is_formal, stream_rules
 from .feeder import feeder_command_layout

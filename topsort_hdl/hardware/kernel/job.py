@@ -22,7 +22,7 @@ from ...core.contract import (
     report_bytes,
 )
 from ...core.params import COUNT_BITS
-from ..axi.writer import write_command_layout
+from ..axi.commands import write_command_layout
 from ..properties import check, is_formal
 from .arguments import argument_checks
 from .key_order import KEY_ORDER_CONTROL, decode_key_order

@@ -10,6 +10,7 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..logic import next_slot
 from ..records import check_at_least
 
 __all__ = ["BankedQueue", "LaneFIFO", "LaneQueue", "lane_bounds"]
@@ -189,12 +190,9 @@ class BankedQueue(wiring.Component):
         bundle = self.i.payload
         entries = Cat(Cat(record, bundle.last) for record in bundle.records)
 
-        def advance(pointer):
-            return Mux(pointer == depth - 1, 0, pointer + 1)
-
         w_addr = Signal(range(depth))
         with m.If(write):
-            m.d.sync += w_addr.eq(advance(w_addr))
+            m.d.sync += w_addr.eq(next_slot(w_addr, depth))
         for bank in range(banks):
             lane = Memory(shape=width, depth=depth, init=[])
             m.submodules[f"bank{bank}"] = lane
@@ -206,7 +204,7 @@ class BankedQueue(wiring.Component):
             load = Signal(name=f"load{bank}")
             m.d.comb += load.eq(moves & (waiting != 0))
             with m.If(load):
-                m.d.sync += r_addr.eq(advance(r_addr))
+                m.d.sync += r_addr.eq(next_slot(r_addr, depth))
             with m.If(moves):
                 m.d.sync += loaded.eq(waiting != 0)
             m.d.sync += waiting.eq(waiting + write - load)

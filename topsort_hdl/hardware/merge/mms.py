@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.utils import exact_log2
 
+from ..logic import delay
 from ..properties import is_formal
 from .bitonic import BitonicMergeNetwork, network_comparators
 from .credit import CreditCounter
@@ -155,9 +156,9 @@ class MmsMergeUnit(StreamMergeUnit):
         m.d.comb += [flags.emits.eq(emits), flags.last.eq(first | flush_alone)]
         m.submodules.bms = bms = BitonicMergeNetwork(
             self._record, e, keep="lower", tie_break=_held_before_incoming, **network)
-        flags = _delay(m, flags, bml.latency + bms.latency, "step")
-        delayed_x = _delay(m, x, x_delay, "x", reset_less=True)
-        x_excluded = _delay(m, plus_infinity, x_delay, "x_excluded", reset_less=True)
+        flags = delay(m, flags, bml.latency + bms.latency, "step")
+        delayed_x = delay(m, x, x_delay, "x", reset_less=True)
+        x_excluded = delay(m, plus_infinity, x_delay, "x_excluded", reset_less=True)
         m.d.comb += [bms.a.eq(delayed_x), bms.b.eq(bml.o),
                      bms.a_excluded.eq(x_excluded), bms.b_excluded.eq(0)]
 
@@ -172,11 +173,3 @@ class MmsMergeUnit(StreamMergeUnit):
             self.unit_properties(m)
         return m
 
-
-def _delay(m, value, cycles, name, reset_less=False):
-    """Return ``value`` delayed by ``cycles`` registers named ``name_0``, ``name_1``, ..."""
-    for index in range(cycles):
-        registered = Signal.like(value, name=f"{name}_{index}", reset_less=reset_less)
-        m.d.sync += registered.eq(value)
-        value = registered
-    return value

@@ -19,7 +19,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from topsort_hdl.core.golden import batch_chunks, read_bursts
 from topsort_hdl.hardware.axi import AxiParams, BeatLayout
-from topsort_hdl.hardware.axi.reader import region_layout
+from topsort_hdl.hardware.axi.commands import region_layout
 
 from .axi_ram import Pauses, attach_ram, start_monitor
 from .stream_driver import reset, run_streams
