@@ -16,7 +16,8 @@ the caller wherever the two are proven together.
 from amaranth.asserts import AnyConst
 from amaranth.hdl import Assert, ResetSignal, Signal, Value
 
-__all__ = ["FORMAL", "is_formal", "check", "held_until_taken", "stream_rules", "order_kept"]
+__all__ = ["FORMAL", "is_formal", "check", "held_until_taken", "stream_rules", "order_kept",
+           "runs_sorted", "RunTally"]
 
 FORMAL = "formal"
 
