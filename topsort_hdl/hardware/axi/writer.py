@@ -1,10 +1,8 @@
 """The write engine: a stream of beats into INCR bursts, optionally batched over several ports."""
 
-from types import SimpleNamespace
-
 from amaranth.asserts import AnyConst
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -17,7 +15,7 @@ from ..records import check_at_least, check_power_of_two
 from .commands import check_engine_params, write_command_layout
 from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
 
-__all__ = ["AxiWriteEngine"]
+__all__ = ["AxiWriteEngine", "WriteIntake", "WritePort"]
 
 
 class AxiWriteEngine(Block):
@@ -104,273 +102,28 @@ class AxiWriteEngine(Block):
         })
 
     def elaborate(self, platform):
+        # cmd, i --> WriteIntake --entries[j]--> WritePort j --axi[j]-->
+        #               (job, stream)  <--idle[j]--   (buffer, bursts, W, B)
         m = Module()
-        p, ports = self.params, self.ports
-        lanes, lane_bits = p.beat_bytes, exact_log2(p.beat_bytes)
-        burst_bits = exact_log2(self.burst_beats)
-        entry_layout = data.StructLayout({
-            "data": data.ArrayLayout(p.data_width, ports),
-            "beats": range(1, ports + 1),    # beats of the entry that carry data
-            # beats - 1 (one port: always 0, and no zero-width field for Verilator to flag)
-            **({"last_beat": range(ports)} if ports > 1 else {}),
-            "final": 1,                      # the job's last transfer
-            "tail": range(1, lanes + 1),     # bytes of its last beat
-        })
-        st = SimpleNamespace(p=p, ports=ports, lanes=lanes, lane_bits=lane_bits,
-                             burst_bits=burst_bits, entry_layout=entry_layout)
-        self._job(m, st)
-        self._take(m, st)
-        port_idle = []
-        for j, (buffer, axi) in enumerate(zip(st.buffers, self.axi, strict=True)):
-            m.submodules[f"buffer{j}"] = buffer
-            q = self._port_bursts(m, st, j, buffer, axi)
-            port_idle.append(self._port_data(m, st, j, buffer, axi, q))
-
-        with m.If(st.running & ~st.taking & Cat(port_idle).all()):
-            m.d.sync += [st.running.eq(0), self.done.eq(1)]
+        m.submodules.intake = intake = WriteIntake(self)
+        wiring.connect(m, wiring.flipped(self.cmd), intake.cmd)
+        wiring.connect(m, wiring.flipped(self.i), intake.i)
+        errors = [intake.rejected]
+        for j in range(self.ports):
+            m.submodules[f"port{j}"] = port = WritePort(self, intake.entry_layout)
+            wiring.connect(m, intake.entries[j], port.entries)
+            wiring.connect(m, port.axi, wiring.flipped(self.axi[j]))
+            m.d.comb += [port.start.eq(intake.start), port.taking.eq(intake.taking),
+                         port.bases.eq(self.cmd.payload.addr[j * self.slots:
+                                                             (j + 1) * self.slots]),
+                         intake.ports_idle[j].eq(port.idle)]
+            errors.append(port.response_error)
+        m.d.comb += [self.busy.eq(intake.busy), self.done.eq(intake.done)]
+        with m.If(Cat(errors).any()):
+            m.d.sync += self.error.eq(1)
         if is_formal(platform):
             self._properties(m)
         return m
-
-    def _job(self, m, st):
-        """The job: the command taken and checked, the bytes still to take from the stream,
-        the port its batch goes to."""
-        p, ports, lanes, lane_bits = st.p, st.ports, st.lanes, st.lane_bits
-        # The job: bytes still to take from the stream, the port its batch goes to.
-        st.running = Signal()      # from the command to the last write response
-        st.taking = Signal()       # the stream still has data for this job
-        st.dropping = Signal()     # a rejected job: take the stream, write nothing
-        st.remaining = Signal(self.length_bits)
-        st.port_sel = Signal(range(max(2, ports)))
-        st.batch_transfers = self.batch_bytes // (ports * lanes)
-        st.batch_left = Signal(range(st.batch_transfers + 1))
-
-        # A command is checked in the cycle after it is taken, from registered per-base
-        # flags, so that no compare of the command's fields runs into the job's state. (The
-        # stream's data arrive much later: the tree fills first.)
-        st.cmd = self.cmd.payload
-        bases = ports * self.slots
-        align_bits = exact_log2(self.batch_bytes) if self.slots > 1 else lane_bits
-        st.transfer_bytes = ports * lanes
-        checking = Signal()     # the command taken last cycle is being checked
-        empty = Signal()        # it has no bytes
-        misaligned = Signal(bases)
-        wraps = Signal(bases)
-        st.final = Signal()        # remaining <= transfer_bytes: the stream's last transfer
-        m.d.comb += self.cmd.ready.eq(~st.running & ~checking)
-        m.d.comb += self.busy.eq(st.running | checking)
-        m.d.sync += self.done.eq(0)
-        with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += [
-                st.remaining.eq(st.cmd.bytes),
-                st.final.eq(~borrow(st.transfer_bytes, st.cmd.bytes)),
-                st.port_sel.eq(0),
-                st.batch_left.eq(st.batch_transfers),
-                checking.eq(1),
-                empty.eq(borrow(st.cmd.bytes, 1)),
-                misaligned.eq(Cat(st.cmd.addr[j][:align_bits] != 0 for j in range(bases))),
-                # (a region may end at the top of the address space: only past it wraps)
-                wraps.eq(Cat(past_top(st.cmd.addr[j] + st.cmd.bytes, p.addr_width)
-                             for j in range(bases))),
-            ]
-        with m.If(checking):
-            bad = misaligned.any() | wraps.any()
-            m.d.sync += checking.eq(0)
-            with m.If(empty):
-                m.d.sync += self.done.eq(1)
-            with m.Else():
-                m.d.sync += [st.running.eq(1), st.taking.eq(1), st.dropping.eq(bad)]
-            with m.If(bad):
-                m.d.sync += self.error.eq(1)
-
-    def _take(self, m, st):
-        """The stream taken into each port's buffer, a batch at a time, as entries that say
-        which of their beats carry data."""
-        ports, lanes, lane_bits, entry_layout = st.ports, st.lanes, st.lane_bits, st.entry_layout
-        # (credited: the take below writes a buffer only with its room)
-        st.buffers = [RegisteredFlagsFIFO(shape=entry_layout, capacity=self.buffer_beats // ports,
-                                         buffered=True, credited=True)
-                     for _ in range(ports)]
-        # (a sum of products, not an Array: Icarus leaves the case statement an Array
-        # becomes at X when the flags it reads never change after time 0)
-        st.room = Cat(b.i.ready & (st.port_sel == j) for j, b in enumerate(st.buffers)).any()
-        st.entry = Signal(entry_layout)
-        if ports > 1:
-            m.d.comb += st.entry.last_beat.eq(Mux(st.final, (st.remaining - 1)[lane_bits:],
-                                                  ports - 1))
-        m.d.comb += [
-            st.entry.data.eq(self.i.payload),
-            st.entry.beats.eq(Mux(st.final, (st.remaining + lanes - 1)[lane_bits:], ports)),
-            st.entry.final.eq(st.final),
-            st.entry.tail.eq(Mux(st.final, (st.remaining - 1)[:lane_bits] + 1, lanes)),
-            self.i.ready.eq(st.taking & (st.dropping | st.room)),
-        ]
-        st.took = self.i.valid & self.i.ready
-        with m.If(st.took):
-            m.d.sync += [st.remaining.eq(Mux(st.final, 0, st.remaining - st.transfer_bytes)),
-                         st.final.eq(~borrow(2 * st.transfer_bytes, st.remaining))]
-            with m.If(st.final):
-                m.d.sync += st.taking.eq(0)
-            if ports > 1:
-                with m.If(st.batch_left == 1):
-                    m.d.sync += [st.port_sel.eq(st.port_sel + 1),
-                                 st.batch_left.eq(st.batch_transfers)]
-                with m.Else():
-                    m.d.sync += st.batch_left.eq(st.batch_left - 1)
-
-    def _port_bursts(self, m, st, j, buffer, axi):
-        """Port ``j``'s bursts: planned from the beats buffered, issued on AW, queued for W.
-        Returns the registers its W and B side share."""
-        p, ports, lane_bits, burst_bits = st.p, st.ports, st.lane_bits, st.burst_bits
-        q = SimpleNamespace()
-        # (flat: one LUT of flip-flops and VALID)
-        written = self.i.valid & st.taking & ~st.dropping & buffer.i.ready & (st.port_sel == j)
-        m.d.comb += [buffer.i.payload.eq(st.entry), buffer.i.valid.eq(written)]
-
-        # Bursts: issued once every beat of the burst is buffered.
-        # The current slot's next burst, in beats, is a plain register (burst lengths
-        # derive from it); the other slots' addresses wait in `saved`, in the order they
-        # come next: a batch's end rotates them (no multiplexer indexed by the slot).
-        slots = self.slots
-        address = Signal(p.addr_width - lane_bits, name=f"address{j}")
-        saved = [Signal(p.addr_width - lane_bits, name=f"saved{j}_{k}")
-                 for k in range(1, slots)]
-        unsent = Signal(range(self.buffer_beats + 1), name=f"unsent{j}")  # not in a burst
-        with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += address.eq(st.cmd.addr[j * slots][lane_bits:])
-            for k in range(1, slots):
-                m.d.sync += saved[k - 1].eq(st.cmd.addr[j * slots + k][lane_bits:])
-        to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{j}")
-        m.d.comb += to_boundary.eq(self.burst_beats - address[:burst_bits] if burst_bits
-                                   else 1)
-        # The beats written last cycle reach `unsent` a cycle later, from a register:
-        # the stream's VALID, from another block, runs into no adder. Bursts only wait
-        # for them; a flush waits until the job's last beats are counted.
-        q.landing = Signal(name=f"landing{j}")            # wrote != 0
-        wrote = Signal(range(ports + 1), name=f"wrote{j}")
-        m.d.sync += [q.landing.eq(written), wrote.eq(Mux(written, st.entry.beats, 0))]
-        arrived = Signal(name=f"arrived{j}")    # the job's data is all counted in unsent
-        m.d.comb += arrived.eq(~st.taking & ~q.landing)
-        ready_beats = Signal(range(self.burst_beats + 1), name=f"ready_beats{j}")
-        with m.If(unsent >= to_boundary):
-            m.d.comb += ready_beats.eq(to_boundary)
-        with m.Elif(arrived):   # flush what is left
-            m.d.comb += ready_beats.eq(unsent)
-        # The next burst is decided a cycle ahead, so that the issue step reads only
-        # flip-flops. A cycle-old decision is the one the current state would take, or
-        # a burst a cycle early: unsent only grows until a burst is issued (which forces
-        # the next decision to wait a cycle), and a flush is decided only once the job's
-        # data has stopped arriving. Bursts are the same; they may leave a cycle later.
-        length = Signal(range(self.burst_beats + 1), name=f"length{j}")
-        m.d.sync += length.eq(ready_beats)
-        # with the decision, whether it is a burst at all, and whether it ends a batch (a
-        # burst ending short of its boundary, a flush, ends no batch: batch >= burst)
-        pending = Signal(name=f"pending{j}")
-        m.d.sync += pending.eq((unsent >= to_boundary) | arrived & (unsent != 0))
-        ends_batch = Signal(name=f"ends_batch{j}")
-        if slots > 1:
-            batch_bits = exact_log2(self.batch_bytes) - lane_bits
-            m.d.sync += ends_batch.eq((unsent >= to_boundary) &
-                                      address[burst_bits:batch_bits].all())
-
-        # Queued bursts for W: awlen, and whether the burst has one beat or two, decided
-        # here from the length register so that W never decodes the queue's RAM output.
-        q.burst_layout = data.StructLayout({"rest": range(self.burst_beats), "single": 1,
-                                         "pair": 1})
-        # (credited: a burst is issued only with room to queue it)
-        q.bursts = RegisteredFlagsFIFO(shape=q.burst_layout, capacity=self.max_outstanding,
-                                       buffered=False, credited=True)
-        m.submodules[f"bursts{j}"] = q.bursts
-        queued = Signal(q.burst_layout, name=f"queued{j}")
-        q.pop = Signal(name=f"pop{j}")
-        q.outstanding = Signal(range(self.max_outstanding + 1), name=f"outstanding{j}")
-        q.issue = Signal(name=f"issue{j}")
-        m.d.comb += q.issue.eq(pending & (~axi.awvalid | axi.awready) & q.bursts.i.ready &
-                             (q.outstanding < self.max_outstanding))
-        with m.If(axi.awready):
-            m.d.sync += axi.awvalid.eq(0)
-        with m.If(q.issue):
-            m.d.sync += [
-                length.eq(0),
-                pending.eq(0),
-                axi.awvalid.eq(1),
-                axi.awaddr.eq(Cat(C(0, lane_bits), address)),
-                axi.awlen.eq(length - 1),
-                address.eq(address + length),
-            ]
-            if slots > 1:   # a batch is whole bursts: move on when one ends a batch
-                with m.If(ends_batch):
-                    ring = [*saved, address + length]
-                    m.d.sync += [address.eq(ring[0]),
-                                 *(saved[k].eq(ring[k + 1]) for k in range(slots - 1))]
-        m.d.comb += [
-            axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
-            axi.awcache.eq(AXI_CACHE_MODIFIABLE),
-            queued.rest.eq(length - 1), queued.single.eq(length == 1),
-            queued.pair.eq(length == 2),
-            q.bursts.i.payload.eq(queued), q.bursts.i.valid.eq(q.issue), q.bursts.o.ready.eq(q.pop),
-        ]
-        m.d.sync += unsent.eq(unsent + wrote - Mux(q.issue, length, 0))
-        # For the job's end, as flip-flops: outstanding != 0, decided with the count, and
-        # unsent != 0 a cycle late. Beats not yet in a burst are then always seen: in
-        # `unsent` a cycle ago, or landing, or landed in `unsent` since.
-        q.unsent_any = Signal(name=f"unsent_any{j}")
-        q.landed = Signal(name=f"landed{j}")
-        q.outstanding_any = Signal(name=f"outstanding_any{j}")
-        m.d.sync += [q.unsent_any.eq(unsent != 0), q.landed.eq(q.landing)]
-        return q
-
-    def _port_data(self, m, st, j, buffer, axi, q):
-        """Port ``j``'s W beats out of its buffer, a burst at a time, and its B responses;
-        returns whether the port is idle."""
-        ports, lanes, entry_layout = st.ports, st.lanes, st.entry_layout
-        # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
-        # with the queue's head, which is popped then; the rest of the burst counts down
-        # in registers, WLAST among them, so neither WLAST nor the pop waits on a compare.
-        head = Signal(entry_layout, name=f"head{j}")
-        beat = Signal(range(max(2, ports)), name=f"beat{j}")      # beat within the entry
-        in_burst = Signal(name=f"in_burst{j}")   # past the first beat of a burst
-        left = Signal(range(self.burst_beats), name=f"left{j}")   # its beats still to send
-        last_left = Signal(name=f"last_left{j}")          # left == 1
-        first = Signal(q.burst_layout, name=f"first{j}")
-        m.d.comb += [head.eq(buffer.o.payload), first.eq(q.bursts.o.payload)]
-        last_of_entry = beat == head.last_beat if ports > 1 else C(1)
-        wlast = Mux(in_burst, last_left, first.single)
-        m.d.comb += [
-            axi.wvalid.eq(buffer.o.valid & (in_burst | q.bursts.o.valid)),
-            axi.wdata.eq(head.data[beat]),
-            axi.wstrb.eq(Mux(head.final & last_of_entry,
-                             (C(1, lanes + 1) << head.tail) - 1, (1 << lanes) - 1)),
-            axi.wlast.eq(wlast),
-        ]
-        # The enables are written out flat, each one product of flip-flops and WREADY
-        # (synthesis keeps an expression's structure: through WVALID they were deeper).
-        sent = Signal(name=f"sent{j}")
-        m.d.comb += [
-            sent.eq(buffer.o.valid & (in_burst | q.bursts.o.valid) & axi.wready),
-            q.pop.eq(buffer.o.valid & q.bursts.o.valid & ~in_burst & axi.wready),
-            buffer.o.ready.eq(axi.wready & last_of_entry & (in_burst | q.bursts.o.valid)),
-        ]
-        with m.If(sent):
-            m.d.sync += beat.eq(Mux(last_of_entry, 0, beat + 1))
-        with m.If(sent & in_burst):
-            m.d.sync += [left.eq(left - 1), last_left.eq(left == 2)]
-            with m.If(last_left):
-                m.d.sync += in_burst.eq(0)
-        with m.If(q.pop):
-            m.d.sync += [in_burst.eq(~first.single), left.eq(first.rest),
-                         last_left.eq(first.pair)]
-
-        m.d.comb += axi.bready.eq(1)
-        response = axi.bvalid
-        with m.If(response & (axi.bresp != RESP_OKAY)):
-            m.d.sync += self.error.eq(1)
-        m.d.sync += [
-            q.outstanding.eq(q.outstanding + q.issue - response),
-            q.outstanding_any.eq(q.issue | Mux(response, q.outstanding != 1, q.outstanding_any)),
-        ]
-        return (~q.unsent_any & ~q.landing & ~q.landed & ~axi.awvalid & ~q.bursts.o.valid &
-                ~in_burst & ~buffer.o.valid & ~q.outstanding_any)
 
     def _properties(self, m):
         """What the engine promises its memory (formal builds only), given a memory that
@@ -503,3 +256,306 @@ class AxiWriteEngine(Block):
             m.d.sync += sent.eq(sent + 1)
             with m.If(sent == chosen):
                 check(m, axi.wdata == chosen_data, "w0: a beat not the stream's, or out of order")
+
+
+class WriteIntake(wiring.Component):
+    """The write engine's job and stream: a command taken and checked, then the stream taken a
+    transfer at a time into entries (each saying which of its beats carry data and whether it
+    is the job's last), a batch to each port in turn, or taken and dropped for a rejected job.
+
+    ``start`` pulses as a command is taken (the ports load their bases from it); ``taking``
+    holds while the job's stream still brings data; the job ends, ``done``, once the stream is
+    taken and every port is idle. ``rejected`` pulses for a command with a misaligned base or
+    a region that wraps the address space.
+    """
+
+    def __init__(self, engine):
+        p, ports = engine.params, engine.ports
+        lanes = p.beat_bytes
+        self._engine = engine
+        self.entry_layout = data.StructLayout({
+            "data": data.ArrayLayout(p.data_width, ports),
+            "beats": range(1, ports + 1),    # beats of the entry that carry data
+            # beats - 1 (one port: always 0, and no zero-width field for Verilator to flag)
+            **({"last_beat": range(ports)} if ports > 1 else {}),
+            "final": 1,                      # the job's last transfer
+            "tail": range(1, lanes + 1),     # bytes of its last beat
+        })
+        super().__init__({
+            "cmd": In(stream.Signature(engine.command_layout)),
+            "i": In(stream.Signature(data.ArrayLayout(p.data_width, ports))),
+            "entries": Out(stream.Signature(self.entry_layout)).array(ports),
+            "ports_idle": In(ports),
+            "start": Out(1),
+            "taking": Out(1),
+            "busy": Out(1),
+            "done": Out(1),
+            "rejected": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        p, ports = e.params, e.ports
+        lanes, lane_bits = p.beat_bytes, exact_log2(p.beat_bytes)
+        running = Signal()      # from the command to the last write response
+        dropping = Signal()     # a rejected job: take the stream, write nothing
+        remaining = Signal(e.length_bits)
+        port_sel = Signal(range(max(2, ports)))
+        batch_transfers = e.batch_bytes // (ports * lanes)
+        batch_left = Signal(range(batch_transfers + 1))
+
+        # A command is checked in the cycle after it is taken, from registered per-base
+        # flags, so that no compare of the command's fields runs into the job's state. (The
+        # stream's data arrive much later: the tree fills first.)
+        cmd, bases = self.cmd.payload, ports * e.slots
+        align_bits = exact_log2(e.batch_bytes) if e.slots > 1 else lane_bits
+        transfer_bytes = ports * lanes
+        checking, empty = Signal(), Signal()    # the command taken last cycle; it has no bytes
+        misaligned, wraps = Signal(bases), Signal(bases)
+        final = Signal()        # remaining <= transfer_bytes: the stream's last transfer
+        m.d.comb += [self.cmd.ready.eq(~running & ~checking),
+                     self.busy.eq(running | checking),
+                     self.start.eq(self.cmd.valid & self.cmd.ready)]
+        m.d.sync += self.done.eq(0)
+        with m.If(self.start):
+            m.d.sync += [
+                remaining.eq(cmd.bytes),
+                final.eq(~borrow(transfer_bytes, cmd.bytes)),
+                port_sel.eq(0),
+                batch_left.eq(batch_transfers),
+                checking.eq(1),
+                empty.eq(borrow(cmd.bytes, 1)),
+                misaligned.eq(Cat(cmd.addr[j][:align_bits] != 0 for j in range(bases))),
+                # (a region may end at the top of the address space: only past it wraps)
+                wraps.eq(Cat(past_top(cmd.addr[j] + cmd.bytes, p.addr_width)
+                             for j in range(bases))),
+            ]
+        with m.If(checking):
+            bad = misaligned.any() | wraps.any()
+            m.d.sync += checking.eq(0)
+            with m.If(empty):
+                m.d.sync += self.done.eq(1)
+            with m.Else():
+                m.d.sync += [running.eq(1), self.taking.eq(1), dropping.eq(bad)]
+            with m.If(bad):
+                m.d.comb += self.rejected.eq(1)
+
+        # The stream into the entries: each port's offer is flat (one LUT of flip-flops and
+        # VALID), the port's buffer takes it with room.
+        entry = Signal(self.entry_layout)
+        if ports > 1:
+            m.d.comb += entry.last_beat.eq(Mux(final, (remaining - 1)[lane_bits:], ports - 1))
+        # (a sum of products, not an Array: Icarus leaves the case statement an Array
+        # becomes at X when the flags it reads never change after time 0)
+        room = Cat(out.ready & (port_sel == j) for j, out in enumerate(self.entries)).any()
+        m.d.comb += [
+            entry.data.eq(self.i.payload),
+            entry.beats.eq(Mux(final, (remaining + lanes - 1)[lane_bits:], ports)),
+            entry.final.eq(final),
+            entry.tail.eq(Mux(final, (remaining - 1)[:lane_bits] + 1, lanes)),
+            self.i.ready.eq(self.taking & (dropping | room)),
+        ]
+        for j, out in enumerate(self.entries):
+            m.d.comb += [out.payload.eq(entry),
+                         out.valid.eq(self.i.valid & self.taking & ~dropping & (port_sel == j))]
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [remaining.eq(Mux(final, 0, remaining - transfer_bytes)),
+                         final.eq(~borrow(2 * transfer_bytes, remaining))]
+            with m.If(final):
+                m.d.sync += self.taking.eq(0)
+            if ports > 1:
+                with m.If(batch_left == 1):
+                    m.d.sync += [port_sel.eq(port_sel + 1), batch_left.eq(batch_transfers)]
+                with m.Else():
+                    m.d.sync += batch_left.eq(batch_left - 1)
+
+        with m.If(running & ~self.taking & self.ports_idle.all()):
+            m.d.sync += [running.eq(0), self.done.eq(1)]
+        return m
+
+
+class WritePort(wiring.Component):
+    """One port of the write engine: its entries buffered, bursts planned from the beats
+    buffered and issued on AW once all their beats are in (so W never waits inside a burst),
+    queued for W, the W beats sent a burst at a time, and the B responses counted.
+
+    ``start`` loads the port's ``bases`` (its slots' addresses, from the command); ``taking``
+    says the job's stream still brings data (so a last short burst waits for it); ``idle``:
+    nothing of the job is left in the port; ``response_error`` pulses with an error response.
+    """
+
+    def __init__(self, engine, entry_layout):
+        p = engine.params
+        self._engine = engine
+        self._entry_layout = entry_layout
+        super().__init__({
+            "entries": In(stream.Signature(entry_layout)),
+            "start": In(1),
+            "bases": In(data.ArrayLayout(p.addr_width, engine.slots)),
+            "taking": In(1),
+            "axi": Out(Axi4Signature(p)),
+            "idle": Out(1),
+            "response_error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        m.submodules.buffer = buffer = RegisteredFlagsFIFO(
+            shape=self._entry_layout, capacity=e.buffer_beats // e.ports, buffered=True)
+        wiring.connect(m, wiring.flipped(self.entries), buffer.i)
+        written = self.entries.valid & self.entries.ready
+        # Each burst queued for W: awlen, and whether it has one beat or two, decided from the
+        # length register so that W never decodes the queue's RAM output.
+        queued = Signal(data.StructLayout({"rest": range(e.burst_beats), "single": 1,
+                                           "pair": 1}))
+        # (credited: a burst is issued only with room to queue it)
+        m.submodules.bursts = bursts = RegisteredFlagsFIFO(
+            shape=queued.shape(), capacity=e.max_outstanding, buffered=False, credited=True)
+        issue, outstanding, waiting = self._bursts(m, written, bursts, queued)
+        sending = self._beats(m, buffer, bursts)
+        responses = self._responses(m, issue, outstanding)
+        m.d.comb += self.idle.eq(~waiting & ~sending & ~responses)
+        return m
+
+    def _bursts(self, m, written, bursts, queued):
+        """Bursts planned from the beats buffered, issued on AW and queued for W; returns the
+        issue, the count of bursts waiting for their response, and whether beats wait."""
+        e, axi, p = self._engine, self.axi, self._engine.params
+        lane_bits, burst_bits, slots = exact_log2(p.beat_bytes), exact_log2(e.burst_beats), e.slots
+        # The current slot's next burst, in beats, is a plain register (burst lengths
+        # derive from it); the other slots' addresses wait in `saved`, in the order they
+        # come next: a batch's end rotates them (no multiplexer indexed by the slot).
+        address = Signal(p.addr_width - lane_bits)
+        saved = [Signal(p.addr_width - lane_bits, name=f"saved_{k}") for k in range(1, slots)]
+        unsent = Signal(range(e.buffer_beats + 1))    # beats buffered, not in a burst
+        with m.If(self.start):
+            m.d.sync += address.eq(self.bases[0][lane_bits:])
+            for k in range(1, slots):
+                m.d.sync += saved[k - 1].eq(self.bases[k][lane_bits:])
+        to_boundary = Signal(range(e.burst_beats + 1))
+        m.d.comb += to_boundary.eq(e.burst_beats - address[:burst_bits] if burst_bits else 1)
+        # The beats written last cycle reach `unsent` a cycle later, from a register:
+        # the stream's VALID, from another block, runs into no adder. Bursts only wait
+        # for them; a flush waits until the job's last beats are counted.
+        landing = Signal()            # wrote != 0
+        wrote = Signal(range(e.ports + 1))
+        m.d.sync += [landing.eq(written), wrote.eq(Mux(written, self.entries.payload.beats, 0))]
+        arrived = Signal()    # the job's data is all counted in unsent
+        m.d.comb += arrived.eq(~self.taking & ~landing)
+        ready_beats = Signal(range(e.burst_beats + 1))
+        with m.If(unsent >= to_boundary):
+            m.d.comb += ready_beats.eq(to_boundary)
+        with m.Elif(arrived):   # flush what is left
+            m.d.comb += ready_beats.eq(unsent)
+        # The next burst is decided a cycle ahead, so that the issue step reads only
+        # flip-flops. A cycle-old decision is the one the current state would take, or
+        # a burst a cycle early: unsent only grows until a burst is issued (which forces
+        # the next decision to wait a cycle), and a flush is decided only once the job's
+        # data has stopped arriving. Bursts are the same; they may leave a cycle later.
+        length = Signal(range(e.burst_beats + 1))
+        m.d.sync += length.eq(ready_beats)
+        # with the decision, whether it is a burst at all, and whether it ends a batch (a
+        # burst ending short of its boundary, a flush, ends no batch: batch >= burst)
+        pending = Signal()
+        m.d.sync += pending.eq((unsent >= to_boundary) | arrived & (unsent != 0))
+        ends_batch = Signal()
+        if slots > 1:
+            batch_bits = exact_log2(e.batch_bytes) - lane_bits
+            m.d.sync += ends_batch.eq((unsent >= to_boundary) &
+                                      address[burst_bits:batch_bits].all())
+
+        outstanding = Signal(range(e.max_outstanding + 1))
+        issue = Signal()
+        m.d.comb += issue.eq(pending & (~axi.awvalid | axi.awready) & bursts.i.ready &
+                             (outstanding < e.max_outstanding))
+        with m.If(axi.awready):
+            m.d.sync += axi.awvalid.eq(0)
+        with m.If(issue):
+            m.d.sync += [
+                length.eq(0),
+                pending.eq(0),
+                axi.awvalid.eq(1),
+                axi.awaddr.eq(Cat(C(0, lane_bits), address)),
+                axi.awlen.eq(length - 1),
+                address.eq(address + length),
+            ]
+            if slots > 1:   # a batch is whole bursts: move on when one ends a batch
+                with m.If(ends_batch):
+                    ring = [*saved, address + length]
+                    m.d.sync += [address.eq(ring[0]),
+                                 *(saved[k].eq(ring[k + 1]) for k in range(slots - 1))]
+        m.d.comb += [
+            axi.awsize.eq(p.size_code), axi.awburst.eq(BURST_INCR),
+            axi.awcache.eq(AXI_CACHE_MODIFIABLE),
+            queued.rest.eq(length - 1), queued.single.eq(length == 1),
+            queued.pair.eq(length == 2),
+            bursts.i.payload.eq(queued), bursts.i.valid.eq(issue),
+        ]
+        m.d.sync += unsent.eq(unsent + wrote - Mux(issue, length, 0))
+        # For the job's end, as flip-flops: unsent != 0 a cycle late. Beats not yet in a
+        # burst are then always seen: in `unsent` a cycle ago, or landing, or landed in
+        # `unsent` since.
+        unsent_any = Signal()
+        landed = Signal()
+        m.d.sync += [unsent_any.eq(unsent != 0), landed.eq(landing)]
+        return issue, outstanding, unsent_any | landing | landed | axi.awvalid
+
+    def _beats(self, m, buffer, bursts):
+        """The W beats out of the buffer, a burst at a time; returns whether any is left."""
+        e, axi = self._engine, self.axi
+        ports, lanes = e.ports, e.params.beat_bytes
+        # Data: one beat per cycle out of the buffered entries. A burst's first beat goes
+        # with the queue's head, which is popped then; the rest of the burst counts down
+        # in registers, WLAST among them, so neither WLAST nor the pop waits on a compare.
+        head = Signal(self._entry_layout)
+        beat = Signal(range(max(2, ports)))      # beat within the entry
+        in_burst = Signal()   # past the first beat of a burst
+        left = Signal(range(e.burst_beats))   # its beats still to send
+        last_left = Signal()          # left == 1
+        first = Signal(bursts.o.payload.shape())
+        m.d.comb += [head.eq(buffer.o.payload), first.eq(bursts.o.payload)]
+        last_of_entry = beat == head.last_beat if ports > 1 else C(1)
+        wlast = Mux(in_burst, last_left, first.single)
+        m.d.comb += [
+            axi.wvalid.eq(buffer.o.valid & (in_burst | bursts.o.valid)),
+            axi.wdata.eq(head.data[beat]),
+            axi.wstrb.eq(Mux(head.final & last_of_entry,
+                             (C(1, lanes + 1) << head.tail) - 1, (1 << lanes) - 1)),
+            axi.wlast.eq(wlast),
+        ]
+        # The enables are written out flat, each one product of flip-flops and WREADY
+        # (synthesis keeps an expression's structure: through WVALID they were deeper).
+        sent = Signal()
+        pop = Signal()
+        m.d.comb += [
+            sent.eq(buffer.o.valid & (in_burst | bursts.o.valid) & axi.wready),
+            pop.eq(buffer.o.valid & bursts.o.valid & ~in_burst & axi.wready),
+            bursts.o.ready.eq(pop),
+            buffer.o.ready.eq(axi.wready & last_of_entry & (in_burst | bursts.o.valid)),
+        ]
+        with m.If(sent):
+            m.d.sync += beat.eq(Mux(last_of_entry, 0, beat + 1))
+        with m.If(sent & in_burst):
+            m.d.sync += [left.eq(left - 1), last_left.eq(left == 2)]
+            with m.If(last_left):
+                m.d.sync += in_burst.eq(0)
+        with m.If(pop):
+            m.d.sync += [in_burst.eq(~first.single), left.eq(first.rest),
+                         last_left.eq(first.pair)]
+        return bursts.o.valid | in_burst | buffer.o.valid
+
+    def _responses(self, m, issue, outstanding):
+        """The B responses counted against the bursts issued; returns whether any is owed
+        (a flip-flop, decided with the count)."""
+        axi = self.axi
+        m.d.comb += axi.bready.eq(1)
+        response = axi.bvalid
+        m.d.comb += self.response_error.eq(response & (axi.bresp != RESP_OKAY))
+        outstanding_any = Signal()
+        m.d.sync += [
+            outstanding.eq(outstanding + issue - response),
+            outstanding_any.eq(issue | Mux(response, outstanding != 1, outstanding_any)),
+        ]
+        return outstanding_any
