@@ -1,6 +1,7 @@
 """The FIFO with registered flags behaves, cycle for cycle, as the amaranth FIFO it replaces:
 the same flags, the same head, under random writes and reads, full and empty, at every
-capacity from the head register alone up; bad capacities are refused by name."""
+capacity from the head register alone up; so does the skid buffer, as the two-entry FIFO;
+bad capacities are refused by name."""
 
 import random
 
@@ -10,16 +11,17 @@ from amaranth.lib import fifo
 from amaranth.sim import Simulator
 
 from tests.conftest import constructor_error
-from topsort_hdl.hardware.queue import RegisteredFlagsFIFO
+from topsort_hdl.hardware.queue import RegisteredFlagsFIFO, SkidBuffer
 
 WIDTH = 8
 
 
-def run_lockstep(capacity, buffered, write_p, read_p, cycles=600, seed=0):
-    """Drive ours and amaranth's FIFO with the same enables and data; return the entries
-    read and the fullest and emptiest moments seen, failing on the first differing flag or
-    head."""
-    ours = RegisteredFlagsFIFO(shape=WIDTH, capacity=capacity, buffered=buffered)
+def run_lockstep(capacity, buffered, write_p, read_p, cycles=600, seed=0, ours=None):
+    """Drive ours (a :class:`RegisteredFlagsFIFO`, unless given) and amaranth's FIFO with the
+    same enables and data; return the entries read and the fullest and emptiest moments
+    seen, failing on the first differing flag or head."""
+    if ours is None:
+        ours = RegisteredFlagsFIFO(shape=WIDTH, capacity=capacity, buffered=buffered)
     reference = (fifo.SyncFIFOBuffered if buffered else fifo.SyncFIFO)(width=WIDTH,
                                                                        depth=capacity)
     m = Module()
@@ -70,6 +72,19 @@ def test_flags_and_head_match_the_amaranth_fifo(capacity, buffered, write_p, rea
     assert read == written[:len(read)] and len(read) > 50
     if write_p > read_p:
         assert seen["full"] > 0       # the full flag was exercised
+    if read_p > write_p:
+        assert seen["empty"] > 0
+
+
+@pytest.mark.parametrize("write_p,read_p", [(0.9, 0.3), (0.3, 0.9), (0.7, 0.7), (1.0, 1.0)])
+def test_skid_buffer_is_a_two_entry_fifo(write_p, read_p):
+    """The skid buffer: the flags and head of amaranth's two-entry FIFO, cycle for cycle,
+    from registers of its own."""
+    written, read, seen = run_lockstep(2, False, write_p, read_p, seed=7,
+                                       ours=SkidBuffer(WIDTH))
+    assert read == written[:len(read)] and len(read) > 50
+    if write_p > read_p:
+        assert seen["full"] > 0
     if read_p > write_p:
         assert seen["empty"] > 0
 

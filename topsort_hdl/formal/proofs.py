@@ -21,7 +21,7 @@ from ..hardware.merge.credit import CreditCounter
 from ..hardware.merge.flims import FlimsMergeUnit
 from ..hardware.merge.mms import MmsMergeUnit
 from ..hardware.properties import check
-from ..hardware.queue import RegisteredFlagsFIFO
+from ..hardware.queue import RegisteredFlagsFIFO, SkidBuffer
 from ..hardware.records import RecordLayout
 from ..hardware.tree.reuse import ReuseSwitch
 from .harness import (
@@ -107,6 +107,18 @@ def _queue_proof(capacity, buffered, mode, depth):
                  f"RegisteredFlagsFIFO, {capacity} entries, {kind}",
                  lambda: RegisteredFlagsFIFO(**arguments), lambda: broken(**arguments),
                  _queue_environment, mode, depth)
+
+
+def _skid_environment(m, queue):
+    """A writer that offers entries when it likes; a reader that takes when it likes."""
+    any_input(m, queue.i.payload, queue.i.valid, queue.o.ready)
+
+
+def _skid_proof():
+    # The fault: the second entry's flag never rises, so a write behind a busy head is lost.
+    broken = sabotaged(SkidBuffer, lambda q, m: m.d.comb.__iadd__(q.i.ready.eq(1)))
+    return Proof("skid-buffer", "SkidBuffer, two entries in registers",
+                 lambda: SkidBuffer(4), lambda: broken(4), _skid_environment, "prove", 8)
 
 
 def _credit_environment(m, credit):
@@ -336,6 +348,7 @@ PROOFS = [
     _queue_proof(4, True, "prove", 12),
     _queue_proof(4, False, "prove", 12),
     _queue_proof(5, False, "prove", 12),
+    _skid_proof(),
     _credit_proof(2),
     _credit_proof(5),
     _merge_unit_proof(MmsMergeUnit, 2, 14),

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from .logic import next_slot
 from .properties import check, held_until_taken, is_formal, order_kept
 
-__all__ = ["RegisteredFlagsFIFO"]
+__all__ = ["RegisteredFlagsFIFO", "SkidBuffer"]
 
 
 class RegisteredFlagsFIFO(wiring.Component):
@@ -135,3 +135,50 @@ class RegisteredFlagsFIFO(wiring.Component):
         held_until_taken(m, o.valid, o.ready, Value.cast(o.payload), "head")
         order_kept(m, i.valid & i.ready, Value.cast(i.payload), o.valid & o.ready,
                    Value.cast(o.payload), level, self.capacity, "queue", peek)
+
+
+class SkidBuffer(wiring.Component):
+    """A queue of two entries of ``shape`` in registers: the head drives ``o`` (payload and
+    ``valid`` flip-flops), and ``i.ready`` is the second entry's free flag, a flip-flop too.
+    An entry written while the head is free (empty, or taken this cycle) goes to the head,
+    otherwise to the second entry; the head takes the second entry when it frees. The writer
+    sees room from a flip-flop, and nothing from ``o.ready`` reaches the head's registers but
+    through their enables: a stage whose consumer is placed far away. ``emptying``: the queue
+    holds nothing after this cycle unless an entry is written.
+
+    Members
+    -------
+    i : In(stream.Signature(shape))
+    o : Out(stream.Signature(shape))
+    emptying : Out(1)
+    """
+
+    def __init__(self, shape):
+        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape)),
+                          "emptying": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        i, o = self.i, self.o
+        second = Signal(i.payload.shape())
+        second_valid = Signal()
+        head_free = ~o.valid | o.ready
+        write = i.valid & i.ready
+        m.d.comb += [i.ready.eq(~second_valid), self.emptying.eq(~second_valid & head_free)]
+        with m.If(head_free):
+            with m.If(second_valid):
+                m.d.sync += [o.payload.eq(second), o.valid.eq(1), second_valid.eq(0)]
+            with m.Elif(write):
+                m.d.sync += [o.payload.eq(i.payload), o.valid.eq(1)]
+            with m.Else():
+                m.d.sync += o.valid.eq(0)
+        with m.Elif(write):
+            m.d.sync += [second.eq(i.payload), second_valid.eq(1)]
+        if is_formal(platform):
+            held_until_taken(m, o.valid, o.ready, Value.cast(o.payload), "head")
+            check(m, ~second_valid | o.valid, "a second entry behind no head")
+            order_kept(m, write, Value.cast(i.payload), o.valid & o.ready,
+                       Value.cast(o.payload), o.valid + second_valid, 2, "queue",
+                       lambda offset: Mux(offset == 0, Value.cast(o.payload),
+                                          Value.cast(second)))
+        return m

@@ -28,7 +28,7 @@ from .arguments import argument_checks
 from .key_order import KEY_ORDER_CONTROL, decode_key_order
 from .packer import packer_command_layout
 
-__all__ = ["JobController", "PASS_BITS"]
+__all__ = ["JobController", "PassCounter", "PASS_BITS"]
 
 PASS_BITS = 8           # a tree's pass count (at most COUNT_BITS, with two leaves)
 
@@ -92,8 +92,6 @@ class JobController(wiring.Component):
         # The arguments, checked before the job touches memory (.arguments).
         checks = argument_checks(m, c, halves, self.report_addr, self.report_size, records,
                                  status)
-        order_control, bad_order = decode_key_order(self.args[KEY_ORDER_ARGUMENT])
-        order_bad = Signal()
         # Phase 1 ends when every tree's output is written and every root packer has taken the
         # pad bundles that end its last run: a reused tree's root feeds phase 2 next.
         # Registered: the packers' busy flags come from their ring's positions, and the state
@@ -116,10 +114,10 @@ class JobController(wiring.Component):
         with m.If(self.write_errors & ~resetting):
             m.d.sync += status[STATUS_BITS["write_error"]].eq(1)
 
-        passes, in_phase1 = self._passes(m)
-        report_ok = self._report(m, passes)
-        self._machine(m, checks, order_control, bad_order, order_bad, resetting, for_all_done,
-                      passes, in_phase1, report_ok)
+        m.submodules.passes = passes = PassCounter(trees)
+        m.d.comb += passes.halves.eq(self.trees_half)
+        self._report(m, passes.passes)
+        self._machine(m, checks, resetting, for_all_done, passes)
         if is_formal(platform):
             self._properties(m)
         return m
@@ -171,21 +169,9 @@ class JobController(wiring.Component):
         with m.If(self.done):
             check(m, starts - ends == 1, "ap_done without ap_start")
 
-    def _passes(self, m):
-        """Each tree's passes, counted as its source half flips in phase 1 (the controller
-        flips it as a pass ends; it is 0 when phase 1 starts)."""
-        passes = [Signal(PASS_BITS, name=f"passes{i}") for i in range(self.config.trees)]
-        last_half = Signal(self.config.trees)
-        in_phase1 = Signal()
-        for i in range(self.config.trees):
-            with m.If(in_phase1 & (self.trees_half[i] != last_half[i])):
-                m.d.sync += passes[i].eq(passes[i] + 1)
-        m.d.sync += last_half.eq(self.trees_half)
-        return passes, in_phase1
-
     def _report(self, m, passes):
         """The report: every field at its byte offset, the trees' entries 0 after bad
-        arguments. Returns the flag that the report's address passed its check."""
+        arguments."""
         status, counters = self.status, self.counters
         fields = {"version": C(REPORT_VERSION, 32), "status": status,
                   "records": self.args[RECORDS_ARGUMENT],
@@ -205,21 +191,25 @@ class JobController(wiring.Component):
         # (high exactly in that state when the report is written): it enables every bit of
         # the report's latch, across the device from the job's state register.
         m.d.sync += self.report_start.eq(0)
-        return Signal(name="report_ok")   # the report address passed its check (in CHECK)
 
-    def _machine(self, m, checks, order_control, bad_order, order_bad, resetting, for_all_done,
-                 passes, in_phase1, report_ok):
+    def _machine(self, m, checks, resetting, for_all_done, passes):
         """The job's states: IDLE, the checks (CHECK, PAIRS, DRAIN, CHECKED), PHASE1, PHASE2,
-        the report (REPORT, REPORTING) and DONE."""
+        the report (REPORT, REPORTING) and DONE; ``passes`` counts in phase 1."""
         status, counters, idle = self.status, self.counters, self.idle
+        order_control, bad_order = decode_key_order(self.args[KEY_ORDER_ARGUMENT])
+        order_bad = Signal()            # the job's key order is unknown (latched at ap_start)
+        report_ok = Signal()            # the report's address passed its check (in CHECK)
+        in_phase1 = Signal()
+        m.d.comb += passes.counting.eq(in_phase1)
         sent2, packed2 = Signal(name="sent2"), Signal(name="packed2")
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [self.job_reset.eq(1), status.eq(0), counters.eq(0),
                                  self.phase2.eq(0), checks.pair_a.eq(0), checks.pair_b.eq(1),
-                                 idle.eq(0), Cat(passes).eq(0), self.order.eq(order_control),
+                                 idle.eq(0), self.order.eq(order_control),
                                  order_bad.eq(bad_order)]
+                    m.d.comb += passes.clear.eq(1)
                     m.next = "CHECK"
             with m.State("CHECK"):
                 with m.If(checks.over):
@@ -302,3 +292,28 @@ class JobController(wiring.Component):
             m.d.sync += sent.eq(1)
         with m.If(pack.ready):
             m.d.sync += packed.eq(1)
+
+
+class PassCounter(wiring.Component):
+    """Each tree's passes, counted as its source half (``halves``) flips while ``counting``
+    (phase 1: a tree's controller flips its half as a pass ends; it is 0 when phase 1
+    starts); ``clear`` zeroes them."""
+
+    def __init__(self, trees):
+        super().__init__({
+            "halves": In(trees),
+            "counting": In(1),
+            "clear": In(1),
+            "passes": Out(data.ArrayLayout(PASS_BITS, trees)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        last_half = Signal(len(self.halves))
+        for i, passes in enumerate(self.passes):
+            with m.If(self.counting & (self.halves[i] != last_half[i])):
+                m.d.sync += passes.eq(passes + 1)
+        m.d.sync += last_half.eq(self.halves)
+        with m.If(self.clear):
+            m.d.sync += self.passes.eq(0)
+        return m

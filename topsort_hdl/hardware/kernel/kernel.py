@@ -306,12 +306,8 @@ class TopSortKernel(wiring.Component):
             dp.d.comb += reader.sort_beats.eq(control.sort_beats)
         wiring.connect(dp, control.packer_cmd, packer.cmd)
         wiring.connect(dp, root, packer.i)
-        dp.d.comb += [
-            writer.cmd.valid.eq(control.writer_cmd.valid),
-            writer.cmd.payload.eq(control.writer_cmd.payload),
-            control.writer_cmd.ready.eq(writer.cmd.ready),
-            control.writer_done.eq(writer.done),
-        ]
+        wiring.connect(dp, control.writer_cmd, writer.cmd)
+        dp.d.comb += control.writer_done.eq(writer.done)
         _write_through(dp, packer.o, writer, key_order(f"write_order{i}", "write"))
         # Tree i's share of the records; its buffer halves.
         # (the last tree never takes an extra one: no constant compare for it)
