@@ -80,7 +80,7 @@ TREE_LATENCY = 8            # extra root latency per tree level
 WRITE_LATENCY = 11          # last word to the write engine's final response, besides the burst
 PHASE1_START = 2            # ap_start handling to the first pass
 PRESORT_STEPS = 5           # the controller's presort decision (once a job), plus 2 a shift
-PHASE2_START = 8            # start2 to the first leaf command (the leaf pipeline's fill)
+PHASE2_START = 8            # start_phase2 to the first leaf command (the leaf pipeline's fill)
 PHASE2_BALANCE = 0.95       # phase 2's merge rate with random keys, of r*p (measured on small)
 
 

@@ -1,10 +1,8 @@
 """The read engine: one AXI4 master keeping many leaf buffers fed."""
 
-from types import SimpleNamespace
-
 from amaranth.asserts import AnyConst
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -17,7 +15,14 @@ from ..properties import check, held_until_taken, is_formal, stream_rules
 from ..records import RecordLayout, check_at_least, check_positive, check_range
 from .beats import BeatLayout
 from .commands import check_engine_params, region_layout
-from .signature import AXI_CACHE_MODIFIABLE, BURST_INCR, RESP_OKAY, Axi4Signature
+from .signature import (
+    AXI_CACHE_MODIFIABLE,
+    BURST_INCR,
+    RESP_OKAY,
+    Axi4Signature,
+    channel_layout,
+    connect_channel,
+)
 
 __all__ = ["AxiReadEngine", "MAX_OUTSTANDING", "REFILL_CYCLES",
            "LEAF_BUFFER_MEMORY"]
@@ -159,429 +164,58 @@ class AxiReadEngine(Block):
         super().__init__(members)
 
     def elaborate(self, platform):
+        # cmd --> ReadCommands --region--> BurstIssuer --ar--> AR
+        #                                   |   ^    ^
+        #         granted, closing, loading |   |    | freed (an entry read out)
+        #                                   v   | returning
+        # R -----------------------> ReturnTracker   |
+        #                                   | stores (leaf, beat)
+        #                                   v        |
+        #                  [BeatPresort] --> LeafBuffers --> leaf[i]
         m = Module()
         axi, p = self.axi, self.params
-        lanes, leaves = p.beat_bytes, self.leaves
-        lane_bits, burst_bits = exact_log2(lanes), exact_log2(self.burst_beats)
-        short_bits = exact_log2(self.short_burst_beats)
-        leaf_bits = max(1, ceil_log2(leaves))
-        region_beats = range((1 << (self.length_bits - lane_bits)) + 2)
-        slot_bits, depth = ceil_log2(self.buffer_beats), self.leaf_beats
-        # The geometry, and the registers and wires the steps share (each adds its own).
-        st = SimpleNamespace(axi=axi, p=p, lanes=lanes, leaves=leaves, lane_bits=lane_bits,
-                             burst_bits=burst_bits, short_bits=short_bits, leaf_bits=leaf_bits,
-                             region_beats=region_beats, slot_bits=slot_bits, depth=depth)
-
-        st.next_beat = [Signal(p.addr_width - lane_bits, name=f"next_beat{i}")
-                       for i in range(leaves)]       # beat address of the next burst
-        st.to_issue = [Signal(region_beats, name=f"to_issue{i}") for i in range(leaves)]
-        st.pending = Signal(leaves)           # to_issue != 0, kept as a flag
-        st.narrow = Signal(leaves)            # to_issue < 2 * burst_beats, kept as a flag
-        # A leaf's bursts come back in order (one ARID per leaf), so its region's last beat is
-        # the RLAST that comes once its closing burst is granted and is its only burst in
-        # flight. Bursts in flight are counted per leaf (a few bits, where a count of the
-        # region's beats took the full length's width and a LUT a bit to load and count).
-        st.inflight = [Signal(range(self.max_outstanding + 1), name=f"inflight{i}")
-                      for i in range(leaves)]
-        st.closed = Signal(leaves)            # the leaf's closing burst is granted
-        st.final = Signal(leaves)             # the leaf's next RLAST ends its region
-        st.first = Signal(leaves)
-        st.begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
-        st.end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
-        st.returning = Signal(leaves)         # a beat is due
-        st.committed = [Signal(range(self.buffer_beats + 1), name=f"committed{i}")
-                       for i in range(leaves)]       # buffer entries taken or promised
-        st.burst_len = [Signal(range(self.burst_beats + 1), name=f"burst_len{i}")
-                       for i in range(leaves)]
-        st.closing = Signal(leaves)           # the leaf's next burst ends its region
-        st.request = Signal(leaves)
-        st.granted = Signal(leaves)           # one-hot: the leaf whose burst goes to AR now
-        st.granting = Signal()                # granted.any()
-        st.advancing = Signal(leaves)         # one-hot: the leaf whose burst went to AR last cycle
-        st.advanced = Signal()                # advancing.any()
-        st.settling = Signal(leaves)
-        st.loading = Signal(leaves)           # one-hot: a leaf takes a command this cycle
-
-        # The wires by which a leaf's address and count advance or take a command.
-        st.new_beat = Signal.like(st.next_beat[0])
-        st.new_left = Signal.like(st.to_issue[0])
-        st.new_pending = Signal()
-        st.new_narrow = Signal()
-        self._burst_lengths(m, st)
-        self._grant(m, st)
-        self._decode(m, st)
-        self._returns(m, st)
-        self._buffers(m, st)
-        self._leaf_registers(m, st)
-        # A leaf with beats to issue has beats to return: ``returning`` covers both.
-        m.d.comb += self.idle.eq(~st.returning.any() & ~st.sums.valid & ~st.decoded.valid &
-                                 ~st.granting & ~axi.arvalid & (st.outstanding == 0) &
-                                 ~st.in_flight)
-        if is_formal(platform):
-            self._properties(m, st)
-        return m
-
-    def _burst_lengths(self, m, st):
-        """Each leaf's next burst: its length, whether it ends the region, its request."""
-        # Each leaf's next burst runs to the burst boundary (the short one while
-        # ``short_bursts``) or to the region's end. Its length is registered, and whether the
-        # leaf's buffer has room for it is registered from that: the arbiter reads only
-        # flip-flops. While a leaf requests, its length is held, so the burst that leaves is the
-        # one room was checked for (``short_bursts`` may change meanwhile). Room a cycle old is
-        # safe (a leaf's buffer only drains meanwhile), and a request stays up until its grant.
-        # The length is two cycles behind a leaf's address and count, so a leaf that has just
-        # taken a command sits out a cycle, one just granted three (its burst goes to AR the
-        # cycle after the grant, its address and count advance the cycle after that, see below).
-        burst_bits, leaves, short_bits = st.burst_bits, st.leaves, st.short_bits
-        for i in range(leaves):
-            to_boundary = Signal(range(self.burst_beats + 1), name=f"to_boundary{i}")
-            m.d.comb += to_boundary.eq(
-                Mux(self.short_bursts, self.short_burst_beats - st.next_beat[i][:short_bits],
-                    self.burst_beats - st.next_beat[i][:burst_bits]))
-            # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
-            low = st.to_issue[i][:burst_bits + 1]
-            requests = Signal(name=f"requests{i}")     # request's next value
-            m.d.comb += requests.eq(st.pending[i] & ~st.settling[i] & ~st.granted[i] &
-                                    ~st.advancing[i] &
-                                    (st.committed[i] + st.burst_len[i] <= self.buffer_beats))
-            # (a request's length is the one its room was checked with: held from that check)
-            with m.If(~requests):
-                m.d.sync += [
-                    st.burst_len[i].eq(Mux(st.narrow[i] & (low < to_boundary), low, to_boundary)),
-                    st.closing[i].eq(st.narrow[i] & (low <= to_boundary)),
-                ]
-            m.d.sync += [
-                st.request[i].eq(requests),
-                st.settling[i].eq(st.loading[i] | st.advancing[i]),
-            ]
-            # One adder for every leaf's address and count (a burst leaves every other cycle
-            # at most), and the same wires bring a command's: a leaf's registers take them,
-            # nothing else.
-            with m.If(st.advancing[i] | st.loading[i]):
-                m.d.sync += [st.next_beat[i].eq(st.new_beat), st.to_issue[i].eq(st.new_left),
-                             st.pending[i].eq(st.new_pending), st.narrow[i].eq(st.new_narrow)]
-
-    def _grant(self, m, st):
-        """The round robin over the leaves' requests and the AR channel."""
-        axi, lane_bits, leaf_bits, leaves, p = st.axi, st.lane_bits, st.leaf_bits, st.leaves, st.p
-        # Round robin in two registered steps: a leaf is granted from the registered requests
-        # (the lowest requesting leaf above the last one granted, else the lowest), and its
-        # burst goes to AR from that grant the next cycle. A grant needs AR free in the next
-        # cycle, so bursts leave every other cycle at most.
-        st.outstanding = Signal(range(self.max_outstanding + 1))
-        mask = Signal(leaves)                # the leaves above the one granted last
-        pick, requested = round_robin(m, st.request, mask, "arbiter")
-        can_grant = ~st.granting & (~axi.arvalid | axi.arready) &\
-            (st.outstanding < self.max_outstanding)
-        m.d.sync += [
-            st.granted.eq(Mux(can_grant, pick, 0)),
-            st.granting.eq(can_grant & requested),
-            st.advancing.eq(st.granted),
-            st.advanced.eq(st.granting),
-        ]
-        granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
-        m.d.sync += granted_index.eq(one_hot_select(pick, [C(i, leaf_bits)
-                                                            for i in range(leaves)]))
-        # (compares with the index: prefix ORs of the one-hot would chain)
-        with m.If(st.granting):
-            m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
-
-        with m.If(axi.arready):
-            m.d.sync += axi.arvalid.eq(0)
-        st.issued_len = Signal.like(st.burst_len[0])
-        st.issued_left = Signal.like(st.to_issue[0])
-        st.issued_closing = Signal()
-        chosen_len = Signal.like(st.burst_len[0])
-        # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
-        m.d.comb += chosen_len.eq(Array(st.burst_len)[granted_index])
-        with m.If(st.granting):
-            m.d.sync += [
-                axi.arvalid.eq(1),
-                axi.araddr.eq(Cat(C(0, lane_bits), Array(st.next_beat)[granted_index])),
-                axi.arlen.eq(chosen_len - 1),
-                axi.arid.eq(granted_index),
-                st.issued_len.eq(chosen_len),
-                st.issued_left.eq(Array(st.to_issue)[granted_index]),
-                st.issued_closing.eq(st.closing.bit_select(granted_index, 1)),
-            ]
+        m.submodules.commands = commands = ReadCommands(self)
+        m.submodules.issuer = issuer = BurstIssuer(self)
+        m.submodules.returns = returns = ReturnTracker(self)
+        m.submodules.leaf_buffers = buffers = LeafBuffers(self)
+        wiring.connect(m, wiring.flipped(self.cmd), commands.cmd)
+        wiring.connect(m, commands.o, issuer.region)
+        connect_channel(m, axi, "ar", issuer.ar)
+        connect_channel(m, axi, "r", returns.r)    # every burst in flight has its room reserved
         m.d.comb += [
             axi.arsize.eq(p.size_code), axi.arburst.eq(BURST_INCR),
             axi.arcache.eq(AXI_CACHE_MODIFIABLE),
-            axi.rready.eq(1),  # every burst in flight has its room reserved
+            issuer.short_bursts.eq(self.short_bursts),
+            issuer.returning.eq(returns.returning),
+            issuer.freed.eq(buffers.freed),
+            issuer.burst_done.eq(axi.rvalid & axi.rlast),
+            returns.granted.eq(issuer.granted),
+            returns.closing.eq(issuer.closing),
+            returns.loading.eq(issuer.loading),
+            returns.begin.eq(commands.o.payload.begin),
+            returns.end.eq(commands.o.payload.end),
         ]
-        # Bursts granted and not yet returned (a grant counts before its AR handshake).
-        burst_done = axi.rvalid & axi.rlast
-        m.d.sync += st.outstanding.eq(st.outstanding + (can_grant & requested) - burst_done)
-
-    def _decode(self, m, st):
-        """Commands decoded in two registered steps into a leaf's bookkeeping."""
-        axi, p, lanes, leaves = st.axi, st.p, st.lanes, st.leaves
-        lane_bits, burst_bits, region_beats = st.lane_bits, st.burst_bits, st.region_beats
-        # Commands are decoded in two registered steps before they reach a leaf's bookkeeping:
-        # the sums first (the region's beats, from its length and its offset into the first
-        # beat; whether it wraps the address space), then what they mean (a region that wraps,
-        # a leaf that does not exist, flags of the beat count). Each step takes a command only
-        # when the next is empty (a command every other cycle at most), so the handshakes read
-        # only flip-flops. Nothing from the command input reaches AR or the leaf registers in
-        # the cycle it arrives. A leaf takes its command once every beat of its previous region
-        # has arrived (``returning`` low).
-        cmd = self.cmd.payload
-        low_bits = self.length_bits          # the address bits a length can carry
-        st.sums = Signal(data.StructLayout({
-            "valid": 1,
-            "target": len(cmd.target),
-            "known": 1,
-            "nonzero": 1,
-            "next_beat": p.addr_width - lane_bits,
-            "beats": region_beats,
-            "begin": range(lanes),
-            "end": range(1, lanes + 1),
-            "wraps": 1,
-        }))
-        st.decoded = Signal(data.StructLayout({
-            "valid": 1,
-            "hot": leaves,             # one-hot: the leaf named, if it exists
-            "bad": 1,
-            "load": 1,
-            "next_beat": p.addr_width - lane_bits,
-            "beats": region_beats,
-            "narrow": 1,               # beats < 2 * burst_beats
-            "begin": range(lanes),
-            "end": range(1, lanes + 1),
-        }))
-        decoded_leaves = Signal()
-        sums_move = Signal()
-        m.d.comb += [
-            # (not while a leaf's address advances: they share the wires)
-            decoded_leaves.eq(st.decoded.valid & ~st.advanced &
-                              ~(st.returning & st.decoded.hot).any()),
-            sums_move.eq(st.sums.valid & ~st.decoded.valid),
-            self.cmd.ready.eq(~st.sums.valid),
-        ]
-        offset = cmd.addr[:lane_bits]
-        with m.If(sums_move):
-            m.d.sync += st.sums.valid.eq(0)
-        with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += [
-                st.sums.valid.eq(1),
-                st.sums.target.eq(cmd.target),
-                st.sums.known.eq(cmd.target < leaves),
-                st.sums.nonzero.eq(cmd.bytes != 0),
-                st.sums.next_beat.eq(cmd.addr[lane_bits:]),
-                # ceil((addr + bytes) / lanes) - floor(addr / lanes): only the offset counts.
-                st.sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
-                st.sums.begin.eq(offset),
-                st.sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
-                # The region wraps when its end is past 2**addr_width: only possible from the
-                # top 2**length_bits bytes, when bytes > 2**length_bits - (the low address).
-                st.sums.wraps.eq(cmd.addr[low_bits:].all() &
-                              (cmd.bytes > (~cmd.addr[:low_bits]) + 1)),
-            ]
-        with m.If(decoded_leaves):
-            m.d.sync += st.decoded.valid.eq(0)
-        with m.If(sums_move):
-            m.d.sync += [
-                st.decoded.valid.eq(1),
-                st.decoded.hot.eq(Cat(st.sums.known & (st.sums.target == i)
-                                      for i in range(leaves))),
-                st.decoded.bad.eq(~st.sums.known | st.sums.wraps),
-                st.decoded.load.eq(st.sums.known & ~st.sums.wraps & st.sums.nonzero),
-                st.decoded.next_beat.eq(st.sums.next_beat),
-                st.decoded.beats.eq(st.sums.beats),
-                st.decoded.narrow.eq(st.sums.beats[burst_bits + 1:] == 0),
-                st.decoded.begin.eq(st.sums.begin),
-                st.decoded.end.eq(st.sums.end),
-            ]
-        left = Signal.like(st.to_issue[0])
-        m.d.comb += [
-            # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
-            st.loading.eq(Mux(st.decoded.valid & ~st.advanced & st.decoded.load,
-                             st.decoded.hot & ~st.returning, 0)),
-            left.eq(st.issued_left - st.issued_len),
-            st.new_beat.eq(Mux(st.advanced, axi.araddr[lane_bits:] + st.issued_len,
-                              st.decoded.next_beat)),
-            st.new_left.eq(Mux(st.advanced, left, st.decoded.beats)),
-            # (a command's region is not empty)
-            st.new_pending.eq(~st.advanced | ~st.issued_closing),
-            st.new_narrow.eq(Mux(st.advanced, left[burst_bits + 1:] == 0, st.decoded.narrow)),
-        ]
-        with m.If(decoded_leaves & st.decoded.bad):
-            m.d.sync += self.error.eq(1)
-
-    def _returns(self, m, st):
-        """R: which leaf a beat is for, bursts in flight, a region's first and last beat."""
-        axi, leaf_bits, leaves = st.axi, st.leaf_bits, st.leaves
-        # Returning beats go to the buffer of the leaf named by RID (one-hot ``arriving``).
-        st.rid = axi.rid[:leaf_bits]
-        st.arriving = Signal(leaves)
-        m.d.comb += st.arriving.eq(Cat(axi.rvalid & (st.rid == i) & st.returning[i]
-                                    for i in range(leaves)))
-        # (the same as arriving.any(), by a multiplexer: wide ORs become chains of LUTs)
-        st.expected = Signal()
-        m.d.comb += st.expected.eq(axi.rvalid & (st.rid < leaves) &
-                                   st.returning.bit_select(st.rid, 1))
-        # Errors on R are registered before they reach ``error`` (a cycle later).
-        stray = Signal()
-        m.d.sync += stray.eq(axi.rvalid & (~st.expected | (axi.rresp != RESP_OKAY)))
-        with m.If(stray):
-            m.d.sync += self.error.eq(1)
-        for i in range(leaves):
-            # A burst is in flight from its grant (before AR: none of its beats is back yet) to
-            # its RLAST. ``final`` is registered from the count and what changes it this cycle.
-            done = Signal(name=f"burst_done{i}")
-            m.d.comb += done.eq(st.arriving[i] & axi.rlast)
-            closes = Signal(name=f"closes{i}")
-            m.d.comb += closes.eq(st.closed[i] | st.granted[i] & st.closing[i])
-            count = st.inflight[i]
-            m.d.sync += [
-                count.eq(count + st.granted[i] - done),
-                st.closed[i].eq(closes),
-                st.final[i].eq(closes & Mux(st.granted[i] == done, count == 1,
-                                         Mux(st.granted[i], count == 0, count == 2))),
-            ]
-            with m.If(st.arriving[i]):
-                m.d.sync += st.first[i].eq(0)
-                with m.If(axi.rlast & st.final[i]):
-                    m.d.sync += st.returning[i].eq(0)
-            # (never with a beat for the leaf: it takes a command only once none is due, so
-            # none of its bursts is in flight)
-            with m.If(st.loading[i]):
-                m.d.sync += [
-                    st.closed[i].eq(0),
-                    st.final[i].eq(0),
-                    st.first[i].eq(1),
-                    st.begin[i].eq(st.decoded.begin),
-                    st.end[i].eq(st.decoded.end),
-                    st.returning[i].eq(1),
-                ]
-
-    def _buffers(self, m, st):
-        """The leaves' buffer memory: written from R, read round robin into the leaves'."""
-        axi, lanes, leaves, leaf_bits = st.axi, st.lanes, st.leaves, st.leaf_bits
-        depth, slot_bits = st.depth, st.slot_bits
-        # The leaves' buffers: one memory, leaf i's region at Cat(slot, i). A leaf's slots are
-        # filled from R at its write pointer and read at its read pointer into its beat
-        # register, only while that register is empty and no read for it is under way, so every
-        # read lands: a slot is free once read. Pointers carry one bit more than a slot index
-        # (full and empty differ).
-        #
-        # A slot is never written and read in one cycle (it is read only while it holds a beat,
-        # written only once free), so no tool need emulate read-before-write on a collision
-        # (Yosys' emulation delays the write a cycle and puts a multiplexer between the block
-        # RAM's output and ``landed``). Yosys reads ``no_rw_check`` only from Verilog: builds
-        # from RTLIL mark this memory's read ports themselves (see LEAF_BUFFER_MEMORY).
-        attrs = {"no_rw_check": 1}
-        if self.buffer_style:
-            attrs["ram_style"] = self.buffer_style
-        memory = Memory(shape=self.beat_layout, depth=1 << (slot_bits + leaf_bits), init=[],
-                        attrs=attrs)
-        m.submodules[LEAF_BUFFER_MEMORY] = memory
-        write, read = memory.write_port(), memory.read_port()
-        st.wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
-        st.rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
-        last_beat = axi.rlast & st.final.bit_select(st.rid, 1)
-        beat = Signal(self.beat_layout)      # the beat as it goes to the buffer
-        m.d.comb += [
-            beat.data.eq(axi.rdata),
-            beat.begin.eq(Mux(st.first.bit_select(st.rid, 1), Array(st.begin)[st.rid], 0)),
-            beat.end.eq(Mux(last_beat, Array(st.end)[st.rid], lanes)),
-            beat.last.eq(last_beat),
-        ]
-        st.stored = st.arriving                # one-hot: the leaf whose beat is written now
-        store = st.expected                   # stored.any()
-        st.leaf = st.rid                       # its index
-        st.in_flight = C(0, 1)                # beats between R and the buffer
+        stores, sorting = returns.stores, C(0, 1)
         if self.presort is not None:
-            st.stored, store, st.in_flight, beat, st.leaf = self._presort(
-                m, st.arriving, st.expected, beat, st.rid)
-        m.d.comb += [
-            write.addr.eq(Cat(Array(w[:slot_bits] for w in st.wptr)[st.leaf], st.leaf)),
-            write.en.eq(store),
-            write.data.eq(beat),
-        ]
-        # Room is reserved, so a beat never finds its leaf's region full.
-        st.full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(st.wptr, st.rptr, strict=True))
-        overflow = Signal(leaves)
-        m.d.sync += overflow.eq(st.stored & st.full)
-        with m.If(overflow.any()):
+            m.submodules.presort = presort = BeatPresort(self)
+            wiring.connect(m, stores, presort.i)
+            m.d.comb += presort.sort.eq(self.sort_beats)
+            stores, sorting = presort.o, presort.busy
+        wiring.connect(m, stores, buffers.stores)
+        for i in range(self.leaves):
+            wiring.connect(m, buffers.leaf[i], wiring.flipped(self.leaf[i]))
+
+        dropped = commands.o.valid & commands.o.ready & commands.o.payload.bad
+        with m.If(dropped | returns.stray | buffers.overflow):
             m.d.sync += self.error.eq(1)
+        # A leaf with beats to issue has beats to return: ``returning`` covers both.
+        m.d.comb += self.idle.eq(~returns.returning.any() & ~commands.busy & ~issuer.busy &
+                                 ~sorting)
+        if is_formal(platform):
+            self._properties(m)
+        return m
 
-        # The read side, in registered steps (no path from the pointers' compare through the
-        # choice to the memory's address in one cycle): a leaf is chosen a cycle before it is
-        # read, among those with a stored beat, an empty register and no read under way or
-        # about to be, round robin (the lowest above the leaf chosen two cycles before, else
-        # the lowest; two priority chains side by side).
-        st.stocked = Signal(leaves)           # a leaf has a beat in the memory
-        st.reads = Signal(leaves)             # one-hot: the leaf read this cycle
-        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
-        above = Signal(leaves)               # the leaves above the one chosen before
-        # A leaf's beat registers hold ``count`` beats; with the ones read and landing it wants
-        # another while they leave room for it, not in the cycle it is read (``stocked`` does
-        # not count that read yet).
-        st.landing = Signal(leaves)           # one-hot: the leaf read two cycles ago
-        st.counts = [Signal(range(depth + 1), name=f"held{i}") for i in range(leaves)]
-        wants = Signal(leaves)
-        m.d.comb += wants.eq(Cat(st.stocked[i] & ~st.reads[i] &
-                                 (st.counts[i] + reading[i] + st.landing[i] < depth)
-                                 for i in range(leaves)))
-        m.d.sync += [
-            st.reads.eq(round_robin(m, wants, above, "reader")[0]),
-            reading.eq(st.reads),
-            st.landing.eq(reading),
-        ]
-        # From the one-hot choice by AND-OR: no priority chain on the way to the address.
-        slot = Signal(slot_bits)
-        index = Signal(leaf_bits)
-        with m.If(st.reads.any()):
-            m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
-        m.d.comb += [
-            slot.eq(one_hot_select(st.reads, [r[:slot_bits] for r in st.rptr])),
-            index.eq(one_hot_select(st.reads, [C(i, leaf_bits) for i in range(leaves)])),
-            read.addr.eq(Cat(slot, index)),
-            read.en.eq(st.reads.any()),
-        ]
-
-        # The memory's read data in a register next to it, every cycle.
-        st.landed = Signal(self.beat_layout)
-        m.d.sync += st.landed.eq(read.data)
-
-    def _leaf_registers(self, m, st):
-        """Each leaf's beat registers and its stream; the buffer's pointers."""
-        depth, leaves, slot_bits = st.depth, st.leaves, st.slot_bits
-        for i in range(leaves):
-            # Beat registers in a ring: each loads only from the memory, so none has a
-            # multiplexer in front (one register: none behind either).
-            beats = [Signal(self.beat_layout, name=f"beat{i}_{d}") for d in range(depth)]
-            taken = self.leaf[i].valid & self.leaf[i].ready
-            # (With one register there is no position to keep: a zero-width signal would be a
-            # [-1:0] wire that Verilator rejects.)
-            into = Signal(range(depth), name=f"into{i}") if depth > 1 else C(0, 1)
-            out = Signal(range(depth), name=f"out{i}") if depth > 1 else C(0, 1)
-            for d in range(depth):
-                with m.If(st.landing[i] & (into == d)):
-                    m.d.sync += beats[d].eq(st.landed)
-            m.d.sync += st.counts[i].eq(st.counts[i] + st.landing[i] - taken)
-            if depth > 1:
-                with m.If(st.landing[i]):
-                    m.d.sync += into.eq(next_slot(into, depth))
-                with m.If(taken):
-                    m.d.sync += out.eq(next_slot(out, depth))
-            m.d.comb += [
-                self.leaf[i].valid.eq(st.counts[i] != 0),
-                self.leaf[i].payload.eq(Array(b.as_value() for b in beats)[out]
-                                        if depth > 1 else beats[0]),
-            ]
-            # A beat counts as stored the cycle after it is written (no path from R through the
-            # pointers' compare), so it can be read two cycles after it arrives.
-            next_r = st.rptr[i] + st.reads[i]
-            m.d.sync += [st.wptr[i].eq(st.wptr[i] + st.stored[i]), st.rptr[i].eq(next_r),
-                         st.stocked[i].eq(st.wptr[i] != next_r[:slot_bits + 1])]
-            # Entries taken or promised: a burst's beats from its grant (its length is held
-            # until then), until each is read out of the memory.
-            issued = Mux(st.granted[i], st.burst_len[i], 0)
-            m.d.sync += st.committed[i].eq(st.committed[i] + issued - st.reads[i])
-
-    def _properties(self, m, st):
+    def _properties(self, m):
         """What the engine promises its memory and its leaves (formal builds only), given a
         memory that answers each burst once, in order per ARID.
 
@@ -590,13 +224,13 @@ class AxiReadEngine(Block):
         ARID a leaf, at most ``max_outstanding`` bursts in flight. A leaf's bursts read its
         commands' regions, beat by beat, in order and nothing else: for a command the solver
         chooses, its bursts start exactly where its region's beats left off, and none spans
-        two regions or reads past the beats commanded. A beat is never written to a full
-        buffer; ``error`` rises only after a command that wraps the address space or names no
-        leaf. Each leaf's stream keeps its beat until taken."""
+        two regions or reads past the beats commanded. ``error`` rises only after a command
+        that wraps the address space or names no leaf. Each leaf's stream keeps its beat until
+        taken. (The buffers check that no beat is written to a full one.)"""
         # (from the parameter: the engine's own figures are what is checked)
         burst_beats = self.burst_bytes // self.params.beat_bytes
         axi, p = self.axi, self.params
-        lane_bits, leaf_bits = st.lane_bits, st.leaf_bits
+        lane_bits, leaf_bits = exact_log2(p.beat_bytes), max(1, ceil_log2(self.leaves))
         request = Cat(axi.araddr, axi.arlen, axi.arid, axi.arsize, axi.arburst, axi.arcache)
         held_until_taken(m, axi.arvalid, axi.arready, request, "ar")
         for i in range(self.leaves):
@@ -621,9 +255,6 @@ class AxiReadEngine(Block):
         m.d.sync += in_flight.eq(in_flight + ar_taken - r_done)
         check(m, in_flight <= self.max_outstanding,
               f"ar: more than {self.max_outstanding} bursts in flight")
-        full = Signal(self.leaves)
-        m.d.comb += full.eq(st.full)
-        check(m, (st.stored & full) == 0, "a beat written to a full leaf buffer")
 
         # The commands: their regions in beats, whether the engine takes them (it drops one
         # that wraps or names no leaf; an empty one has no beat).
@@ -674,23 +305,411 @@ class AxiReadEngine(Block):
                       "ar: a burst reads outside its region or out of order")
                 check(m, issued + burst <= before + region, "ar: a burst reads past its region")
 
-    def _presort(self, m, arriving, expected, beat, rid):
 
-        """Sort each beat's records on its way to the buffer (``presort``): the records of
-        bytes ``[begin, end)`` first, in key order, then the others; the beat then holds its
-        records from byte 0. The beat and whether to sort it are registered as they arrive, so
-        the network starts from flip-flops (which records it keeps is a compare of the
-        registered ``begin`` and ``end``); the leaf and the beat's flags wait beside it (a
-        shift register), and the leaf's write pointer moves when the beat is written. Returns
-        the delayed ``(arriving, expected, any in flight, beat, rid)``."""
-        record = self.presort
-        size = record.size // 8
-        count = self.params.data_width // record.size
-        m.submodules.presort = sorter = BeatSorter(record, count)
-        entry = Signal(self.beat_layout)
+def _region_beats(engine):
+    """The beats of a region (its byte count's beats, and one more each side for its ends)."""
+    lane_bits = exact_log2(engine.params.beat_bytes)
+    return range((1 << (engine.length_bits - lane_bits)) + 2)
+
+
+def decoded_region_layout(engine):
+    """A command as the leaves take it: ``hot`` one-hot, the leaf it names if it exists;
+    ``bad`` (a leaf that does not exist, or a region that wraps the address space: dropped);
+    ``load`` (a region to read: good and not empty); its first beat's address, its beats,
+    ``narrow`` (fewer than two bursts' beats) and the region's bytes of its first and last
+    beats."""
+    p, lanes = engine.params, engine.params.beat_bytes
+    return data.StructLayout({
+        "hot": engine.leaves,
+        "bad": 1,
+        "load": 1,
+        "next_beat": p.addr_width - exact_log2(lanes),
+        "beats": _region_beats(engine),
+        "narrow": 1,
+        "begin": range(lanes),
+        "end": range(1, lanes + 1),
+    })
+
+
+def store_layout(engine):
+    """A beat on its way into the leaves' buffers: the leaf, one-hot and as an index (the
+    pointers take the one, the memory's address the other), and the beat."""
+    return data.StructLayout({
+        "hot": engine.leaves,
+        "leaf": max(1, ceil_log2(engine.leaves)),
+        "beat": engine.beat_layout,
+    })
+
+
+class ReadCommands(wiring.Component):
+    """The read engine's commands, decoded in two registered steps: the sums first (the
+    region's beats, from its length and its offset into the first beat; whether it wraps the
+    address space), then what they mean (:func:`decoded_region_layout`). Each step takes a
+    command only when the next is empty (a command every other cycle at most), so the
+    handshakes read only flip-flops, and nothing from ``cmd`` reaches ``o``'s taker in the cycle
+    it arrives. Bad commands go out too, for the engine to drop and flag."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        super().__init__({
+            "cmd": In(stream.Signature(engine.command_layout)),
+            "o": Out(stream.Signature(decoded_region_layout(engine))),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        p, lanes, leaves = e.params, e.params.beat_bytes, e.leaves
+        lane_bits, burst_bits = exact_log2(lanes), exact_log2(e.burst_beats)
+        cmd, decoded = self.cmd.payload, self.o.payload
+        low_bits = e.length_bits          # the address bits a length can carry
+        sums = Signal(data.StructLayout({
+            "valid": 1,
+            "target": len(cmd.target),
+            "known": 1,
+            "nonzero": 1,
+            "next_beat": p.addr_width - lane_bits,
+            "beats": _region_beats(e),
+            "begin": range(lanes),
+            "end": range(1, lanes + 1),
+            "wraps": 1,
+        }))
+        sums_move = Signal()
+        m.d.comb += [
+            sums_move.eq(sums.valid & ~self.o.valid),
+            self.cmd.ready.eq(~sums.valid),
+            self.busy.eq(sums.valid | self.o.valid),
+        ]
+        offset = cmd.addr[:lane_bits]
+        with m.If(sums_move):
+            m.d.sync += sums.valid.eq(0)
+        with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += [
+                sums.valid.eq(1),
+                sums.target.eq(cmd.target),
+                sums.known.eq(cmd.target < leaves),
+                sums.nonzero.eq(cmd.bytes != 0),
+                sums.next_beat.eq(cmd.addr[lane_bits:]),
+                # ceil((addr + bytes) / lanes) - floor(addr / lanes): only the offset counts.
+                sums.beats.eq((cmd.bytes + (offset + (lanes - 1)))[lane_bits:]),
+                sums.begin.eq(offset),
+                sums.end.eq((offset + cmd.bytes[:lane_bits] - 1)[:lane_bits] + 1),
+                # The region wraps when its end is past 2**addr_width: only possible from the
+                # top 2**length_bits bytes, when bytes > 2**length_bits - (the low address).
+                sums.wraps.eq(cmd.addr[low_bits:].all() &
+                              (cmd.bytes > (~cmd.addr[:low_bits]) + 1)),
+            ]
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        with m.If(sums_move):
+            m.d.sync += [
+                self.o.valid.eq(1),
+                decoded.hot.eq(Cat(sums.known & (sums.target == i) for i in range(leaves))),
+                decoded.bad.eq(~sums.known | sums.wraps),
+                decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
+                decoded.next_beat.eq(sums.next_beat),
+                decoded.beats.eq(sums.beats),
+                decoded.narrow.eq(sums.beats[burst_bits + 1:] == 0),
+                decoded.begin.eq(sums.begin),
+                decoded.end.eq(sums.end),
+            ]
+        return m
+
+
+class BurstIssuer(wiring.Component):
+    """The leaves' bursts, round robin over the leaves whose buffers have room, onto ``ar``.
+
+    A leaf takes a region from ``region`` once every beat of its previous one has arrived
+    (``returning`` low): ``loading`` (one-hot) that cycle. Each leaf's :class:`LeafBursts`
+    plans its next burst and requests it. A leaf is granted from the registered requests (the
+    lowest requesting leaf above the last one granted, else the lowest): ``granted`` (one-hot)
+    that cycle, with ``closing`` saying whether the burst ends its region; the burst goes to
+    ``ar`` from that grant the next cycle, ARID the leaf. A grant needs AR free in the next
+    cycle, so bursts leave every other cycle at most; at most ``max_outstanding`` are granted
+    and not yet returned (``burst_done``: an RLAST). ``freed``: a leaf's buffer entry read out.
+    One adder advances every leaf's address and count (a burst leaves every other cycle at
+    most), and the same wires bring a region's: a leaf's registers take them, nothing else.
+    """
+
+    def __init__(self, engine):
+        p, leaves = engine.params, engine.leaves
+        self._engine = engine
+        super().__init__({
+            "region": In(stream.Signature(decoded_region_layout(engine))),
+            "ar": Out(stream.Signature(channel_layout(p, "ar", ("id", "addr", "len")))),
+            "short_bursts": In(1),
+            "returning": In(leaves),
+            "freed": In(leaves),
+            "burst_done": In(1),
+            "granted": Out(leaves),
+            "closing": Out(leaves),
+            "loading": Out(leaves),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        leaves, lane_bits = e.leaves, exact_log2(e.params.beat_bytes)
+        burst_bits, leaf_bits = exact_log2(e.burst_beats), max(1, ceil_log2(leaves))
+        region, ar = self.region.payload, self.ar
+        plans = [LeafBursts(e) for _ in range(leaves)]
+        for i, plan in enumerate(plans):
+            m.submodules[f"leaf{i}"] = plan
+        granting = Signal()                  # granted.any()
+        advancing = Signal(leaves)           # one-hot: the leaf whose burst went to AR last cycle
+        advanced = Signal()                  # advancing.any()
+        outstanding = Signal(range(e.max_outstanding + 1))
+        mask = Signal(leaves)                # the leaves above the one granted last
+        pick, requested = round_robin(m, Cat(plan.request for plan in plans), mask, "arbiter")
+        can_grant = ~granting & (~ar.valid | ar.ready) & (outstanding < e.max_outstanding)
+        m.d.sync += [
+            self.granted.eq(Mux(can_grant, pick, 0)),
+            granting.eq(can_grant & requested),
+            advancing.eq(self.granted),
+            advanced.eq(granting),
+            # Bursts granted and not yet returned (a grant counts before its AR handshake).
+            outstanding.eq(outstanding + (can_grant & requested) - self.burst_done),
+        ]
+        granted_index = Signal(leaf_bits)    # the granted leaf, encoded in the same step
+        m.d.sync += granted_index.eq(one_hot_select(pick, [C(i, leaf_bits)
+                                                            for i in range(leaves)]))
+        # (compares with the index: prefix ORs of the one-hot would chain)
+        with m.If(granting):
+            m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
+
+        with m.If(ar.ready):
+            m.d.sync += ar.valid.eq(0)
+        issued_len = Signal.like(plans[0].burst_len)
+        issued_left = Signal.like(plans[0].to_issue)
+        issued_closing = Signal()
+        chosen_len = Signal.like(plans[0].burst_len)
+        # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
+        m.d.comb += chosen_len.eq(Array(plan.burst_len for plan in plans)[granted_index])
+        with m.If(granting):
+            m.d.sync += [
+                ar.valid.eq(1),
+                ar.payload.addr.eq(Cat(C(0, lane_bits),
+                                       Array(plan.next_beat for plan in plans)[granted_index])),
+                ar.payload.len.eq(chosen_len - 1),
+                ar.payload.id.eq(granted_index),
+                issued_len.eq(chosen_len),
+                issued_left.eq(Array(plan.to_issue for plan in plans)[granted_index]),
+                issued_closing.eq(self.closing.bit_select(granted_index, 1)),
+            ]
+
+        left = Signal.like(issued_left)
+        update = Signal(plans[0].update.shape())
+        m.d.comb += [
+            # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
+            self.loading.eq(Mux(self.region.valid & ~advanced & region.load,
+                                region.hot & ~self.returning, 0)),
+            # (not while a leaf's address advances: they share the wires)
+            self.region.ready.eq(~advanced & ~(self.returning & region.hot).any()),
+            left.eq(issued_left - issued_len),
+            update.next_beat.eq(Mux(advanced, ar.payload.addr[lane_bits:] + issued_len,
+                                    region.next_beat)),
+            update.left.eq(Mux(advanced, left, region.beats)),
+            # (a region is not empty)
+            update.pending.eq(~advanced | ~issued_closing),
+            update.narrow.eq(Mux(advanced, left[burst_bits + 1:] == 0, region.narrow)),
+            self.busy.eq(granting | ar.valid | (outstanding != 0)),
+        ]
+        for i, plan in enumerate(plans):
+            m.d.comb += [
+                plan.short_bursts.eq(self.short_bursts), plan.granted.eq(self.granted[i]),
+                plan.advancing.eq(advancing[i]), plan.loading.eq(self.loading[i]),
+                plan.freed.eq(self.freed[i]), plan.update.eq(update),
+                self.closing[i].eq(plan.closing),
+            ]
+        return m
+
+
+class LeafBursts(wiring.Component):
+    """One leaf's next burst: its address (``next_beat``) and the beats left (``to_issue``),
+    its length and whether it ends the region (``closing``), and its ``request``.
+
+    The burst runs to the burst boundary (the short one while ``short_bursts``) or to the
+    region's end. Its length is registered, and whether the leaf's buffer has room for it is
+    registered from that: the arbiter reads only flip-flops. While the leaf requests, its
+    length is held, so the burst that leaves is the one room was checked for
+    (``short_bursts`` may change meanwhile). Room a cycle old is safe (a buffer only drains
+    meanwhile), and a request stays up until its grant. The length is two cycles behind the
+    address and count, so a leaf that has just taken a region sits out a cycle, one just
+    granted three (its burst goes to AR the cycle after the grant, its address and count take
+    ``update`` the cycle after that). Room is counted in buffer entries taken or promised: a
+    burst's beats from its grant until each is read out (``freed``).
+    """
+
+    def __init__(self, engine):
+        p, lane_bits = engine.params, exact_log2(engine.params.beat_bytes)
+        self._engine = engine
+        address = p.addr_width - lane_bits
+        super().__init__({
+            "short_bursts": In(1),
+            "granted": In(1),
+            "advancing": In(1),          # the leaf's burst went to AR last cycle
+            "loading": In(1),            # the leaf takes a region
+            "freed": In(1),
+            # (the shared adder's: the leaf's next address and count, after either)
+            "update": In(data.StructLayout({"next_beat": address,
+                                            "left": _region_beats(engine),
+                                            "pending": 1, "narrow": 1})),
+            "request": Out(1),
+            "closing": Out(1),
+            "burst_len": Out(range(engine.burst_beats + 1)),
+            "next_beat": Out(address),
+            "to_issue": Out(_region_beats(engine)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        burst_bits, short_bits = exact_log2(e.burst_beats), exact_log2(e.short_burst_beats)
+        pending = Signal()                   # to_issue != 0, kept as a flag
+        narrow = Signal()                    # to_issue < 2 * burst_beats, kept as a flag
+        settling = Signal()
+        committed = Signal(range(e.buffer_beats + 1))
+        to_boundary = Signal(range(e.burst_beats + 1))
+        m.d.comb += to_boundary.eq(
+            Mux(self.short_bursts, e.short_burst_beats - self.next_beat[:short_bits],
+                e.burst_beats - self.next_beat[:burst_bits]))
+        # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
+        low = self.to_issue[:burst_bits + 1]
+        requests = Signal()                  # request's next value
+        m.d.comb += requests.eq(pending & ~settling & ~self.granted & ~self.advancing &
+                                (committed + self.burst_len <= e.buffer_beats))
+        # (a request's length is the one its room was checked with: held from that check)
+        with m.If(~requests):
+            m.d.sync += [
+                self.burst_len.eq(Mux(narrow & (low < to_boundary), low, to_boundary)),
+                self.closing.eq(narrow & (low <= to_boundary)),
+            ]
+        m.d.sync += [
+            self.request.eq(requests),
+            settling.eq(self.loading | self.advancing),
+            committed.eq(committed + Mux(self.granted, self.burst_len, 0) - self.freed),
+        ]
+        with m.If(self.advancing | self.loading):
+            m.d.sync += [self.next_beat.eq(self.update.next_beat),
+                         self.to_issue.eq(self.update.left),
+                         pending.eq(self.update.pending), narrow.eq(self.update.narrow)]
+        return m
+
+
+class ReturnTracker(wiring.Component):
+    """R: which leaf a beat is for, the leaves' bursts in flight, a region's first and last
+    beats; each beat goes out on ``stores`` with its leaf and the region's bytes of it.
+
+    A leaf's bursts come back in order (one ARID per leaf), so its region's last beat is the
+    RLAST that comes once its closing burst is granted and is its only burst in flight. Bursts
+    in flight are counted per leaf (a few bits, where a count of the region's beats took the
+    full length's width and a LUT a bit to load and count). A leaf is ``returning`` from its
+    ``loading`` to its region's last beat. ``stray`` (registered) flags a beat nobody asked for
+    or an error response. R is always ready: every burst in flight has its room reserved.
+    """
+
+    def __init__(self, engine):
+        p, leaves, lanes = engine.params, engine.leaves, engine.params.beat_bytes
+        self._engine = engine
+        super().__init__({
+            "r": In(stream.Signature(channel_layout(p, "r", ("id", "data", "resp", "last")),
+                                     always_ready=True)),
+            "granted": In(leaves),
+            "closing": In(leaves),
+            "loading": In(leaves),
+            "begin": In(range(lanes)),           # the loading region's bytes of its first beat
+            "end": In(range(1, lanes + 1)),      # and of its last
+            "returning": Out(leaves),
+            "stores": Out(stream.Signature(store_layout(engine), always_ready=True)),
+            "stray": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        lanes, leaves, r = e.params.beat_bytes, e.leaves, self.r
+        rid = r.payload.id[:max(1, ceil_log2(leaves))]
+        arriving = Signal(leaves)            # one-hot: the leaf the beat on R is for
+        expected = Signal()
+        # (the same as arriving.any(), by a multiplexer: wide ORs become chains of LUTs)
+        m.d.comb += [
+            arriving.eq(Cat(r.valid & (rid == i) & self.returning[i] for i in range(leaves))),
+            expected.eq(r.valid & (rid < leaves) & self.returning.bit_select(rid, 1)),
+        ]
+        m.d.sync += self.stray.eq(r.valid & (~expected | (r.payload.resp != RESP_OKAY)))
+        closed = Signal(leaves)              # the leaf's closing burst is granted
+        final = Signal(leaves)               # the leaf's next RLAST ends its region
+        first = Signal(leaves)
+        begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
+        end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
+        for i in range(leaves):
+            # A burst is in flight from its grant (before AR: none of its beats is back yet) to
+            # its RLAST. ``final`` is registered from the count and what changes it this cycle.
+            count = Signal(range(e.max_outstanding + 1), name=f"inflight{i}")
+            done = Signal(name=f"burst_done{i}")
+            closes = Signal(name=f"closes{i}")
+            m.d.comb += [done.eq(arriving[i] & r.payload.last),
+                         closes.eq(closed[i] | self.granted[i] & self.closing[i])]
+            m.d.sync += [
+                count.eq(count + self.granted[i] - done),
+                closed[i].eq(closes),
+                final[i].eq(closes & Mux(self.granted[i] == done, count == 1,
+                                         Mux(self.granted[i], count == 0, count == 2))),
+            ]
+            with m.If(arriving[i]):
+                m.d.sync += first[i].eq(0)
+                with m.If(r.payload.last & final[i]):
+                    m.d.sync += self.returning[i].eq(0)
+            # (never with a beat for the leaf: it takes a region only once none is due, so
+            # none of its bursts is in flight)
+            with m.If(self.loading[i]):
+                m.d.sync += [closed[i].eq(0), final[i].eq(0), first[i].eq(1),
+                             begin[i].eq(self.begin), end[i].eq(self.end),
+                             self.returning[i].eq(1)]
+        last_beat = r.payload.last & final.bit_select(rid, 1)
+        store = self.stores.payload
+        m.d.comb += [
+            self.stores.valid.eq(expected),
+            store.hot.eq(arriving),
+            store.leaf.eq(rid),
+            store.beat.data.eq(r.payload.data),
+            store.beat.begin.eq(Mux(first.bit_select(rid, 1), Array(begin)[rid], 0)),
+            store.beat.end.eq(Mux(last_beat, Array(end)[rid], lanes)),
+            store.beat.last.eq(last_beat),
+        ]
+        return m
+
+
+class BeatPresort(wiring.Component):
+    """Each beat's records sorted on its way to the buffer while ``sort`` is high: the records
+    of bytes ``[begin, end)`` first, in key order, then the others; the beat then holds its
+    records from byte 0 (:class:`~topsort_hdl.hardware.merge.BeatSorter`). The beat and whether
+    to sort it are registered as they arrive, so the network starts from flip-flops (which
+    records it keeps is a compare of the registered ``begin`` and ``end``); the leaf and the
+    beat's flags wait beside it (a shift register). ``busy`` while a beat is inside."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        layout = store_layout(engine)
+        super().__init__({
+            "i": In(stream.Signature(layout, always_ready=True)),
+            "o": Out(stream.Signature(layout, always_ready=True)),
+            "sort": In(1),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        record = e.presort
+        size, count = record.size // 8, e.params.data_width // record.size
+        m.submodules.sorter = sorter = BeatSorter(record, count)
+        entry = Signal(e.beat_layout)
         sort = Signal()
-        m.d.sync += [entry.eq(beat), sort.eq(self.sort_beats)]
-        moved = Signal(self.beat_layout)
+        m.d.sync += [entry.eq(self.i.payload.beat), sort.eq(self.sort)]
+        moved = Signal(e.beat_layout)
         m.d.comb += [
             sorter.i.eq(entry.data),
             sorter.keep.eq(Cat((entry.begin <= k * size) & ((k + 1) * size <= entry.end)
@@ -701,23 +720,168 @@ class AxiReadEngine(Block):
             moved.last.eq(entry.last),
         ]
         # (the beat's flags and its leaf, delayed; the data comes out of the network)
-        previous = (arriving, expected, rid)
+        previous = (self.i.payload.hot, self.i.valid, self.i.payload.leaf)
         stores = []
         for stage in range(1 + sorter.latency):
-            delayed = (Signal(len(arriving), name=f"presort{stage}_arriving"),
+            delayed = (Signal(len(previous[0]), name=f"presort{stage}_arriving"),
                        Signal(name=f"presort{stage}_store"),
-                       Signal(len(rid), name=f"presort{stage}_rid"))
+                       Signal(len(previous[2]), name=f"presort{stage}_rid"))
             m.d.sync += [d.eq(v) for d, v in zip(delayed, previous, strict=True)]
             stores.append(delayed[1])
             previous = delayed
         flags = moved
         for stage in range(sorter.latency):
-            later = Signal(self.beat_layout, name=f"presort{stage}_flags")
+            later = Signal(e.beat_layout, name=f"presort{stage}_flags")
             m.d.sync += [later.begin.eq(flags.begin), later.end.eq(flags.end),
                          later.last.eq(flags.last)]
             flags = later
-        stored, store, leaf = previous
-        out = Signal(self.beat_layout)
-        m.d.comb += [out.begin.eq(flags.begin), out.end.eq(flags.end), out.last.eq(flags.last),
-                     out.data.eq(sorter.o)]
-        return stored, store, Cat(stores).any(), out, leaf
+        hot, valid, leaf = previous
+        out = self.o.payload
+        m.d.comb += [
+            self.o.valid.eq(valid), out.hot.eq(hot), out.leaf.eq(leaf),
+            out.beat.begin.eq(flags.begin), out.beat.end.eq(flags.end),
+            out.beat.last.eq(flags.last), out.beat.data.eq(sorter.o),
+            self.busy.eq(Cat(stores).any()),
+        ]
+        return m
+
+
+class LeafBuffers(wiring.Component):
+    """The leaves' buffers: one memory, written from ``stores``, read round robin into each
+    leaf's :class:`LeafRegisters` and its ``leaf`` stream; ``freed`` (one-hot) the leaf whose
+    entry is read out, ``overflow`` a beat for a full buffer (room is reserved: never).
+
+    Leaf i's region of the memory is at ``Cat(slot, i)``. A leaf's slots are filled at its
+    write pointer and read at its read pointer into its registers, only while they have room
+    and no read for it is under way, so every read lands: a slot is free once read. Pointers
+    carry one bit more than a slot index (full and empty differ). A slot is never written and
+    read in one cycle (it is read only while it holds a beat, written only once free), so no
+    tool need emulate read-before-write on a collision (Yosys' emulation delays the write a
+    cycle and puts a multiplexer between the block RAM's output and ``landed``). Yosys reads
+    ``no_rw_check`` only from Verilog: builds from RTLIL mark this memory's read ports
+    themselves (see :data:`LEAF_BUFFER_MEMORY`).
+
+    The read side runs in registered steps (no path from the pointers' compare through the
+    choice to the memory's address in one cycle): a leaf is chosen a cycle before it is read,
+    among those with a stored beat, room in its registers and no read under way or about to
+    be, round robin (the lowest above the leaf chosen two cycles before, else the lowest; two
+    priority chains side by side). The memory's read data go to a register next to it every
+    cycle (a block RAM's read data are slow to leave it), and from there to the leaf's. A beat
+    counts as stored the cycle after it is written (no path from R through the pointers'
+    compare), so it can be read two cycles after it arrives.
+    """
+
+    def __init__(self, engine):
+        self._engine = engine
+        super().__init__({
+            "stores": In(stream.Signature(store_layout(engine), always_ready=True)),
+            "leaf": Out(stream.Signature(engine.beat_layout)).array(engine.leaves),
+            "freed": Out(engine.leaves),
+            "overflow": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        e = self._engine
+        leaves, leaf_bits = e.leaves, max(1, ceil_log2(e.leaves))
+        slot_bits = ceil_log2(e.buffer_beats)
+        attrs = {"no_rw_check": 1}
+        if e.buffer_style:
+            attrs["ram_style"] = e.buffer_style
+        memory = Memory(shape=e.beat_layout, depth=1 << (slot_bits + leaf_bits), init=[],
+                        attrs=attrs)
+        m.submodules[LEAF_BUFFER_MEMORY] = memory
+        write, read = memory.write_port(), memory.read_port()
+        wptr = [Signal(slot_bits + 1, name=f"wptr{i}") for i in range(leaves)]
+        rptr = [Signal(slot_bits + 1, name=f"rptr{i}") for i in range(leaves)]
+        store = self.stores.payload
+        m.d.comb += [
+            write.addr.eq(Cat(Array(w[:slot_bits] for w in wptr)[store.leaf], store.leaf)),
+            write.en.eq(self.stores.valid),
+            write.data.eq(store.beat),
+        ]
+        full = Cat((w ^ r) == (1 << slot_bits) for w, r in zip(wptr, rptr, strict=True))
+        overflow = Signal(leaves)
+        m.d.sync += overflow.eq(store.hot & full)
+        m.d.comb += self.overflow.eq(overflow.any())
+        if is_formal(platform):
+            check(m, (store.hot & full) == 0, "a beat written to a full leaf buffer")
+
+        registers = [LeafRegisters(e.beat_layout, e.leaf_beats) for _ in range(leaves)]
+        stocked = Signal(leaves)             # a leaf has a beat in the memory
+        reads = self.freed                   # one-hot: the leaf read this cycle
+        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
+        landing = Signal(leaves)             # one-hot: the leaf read two cycles ago
+        above = Signal(leaves)               # the leaves above the one chosen before
+        # A leaf's registers hold ``held`` beats; with the ones read and landing it wants
+        # another while they leave room for it, not in the cycle it is read (``stocked`` does
+        # not count that read yet).
+        wants = Signal(leaves)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] &
+                                 (leaf.held + reading[i] + landing[i] < e.leaf_beats)
+                                 for i, leaf in enumerate(registers)))
+        m.d.sync += [
+            reads.eq(round_robin(m, wants, above, "reader")[0]),
+            reading.eq(reads),
+            landing.eq(reading),
+        ]
+        # From the one-hot choice by AND-OR: no priority chain on the way to the address.
+        slot = Signal(slot_bits)
+        index = Signal(leaf_bits)
+        with m.If(reads.any()):
+            m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
+        landed = Signal(e.beat_layout)       # the memory's read data, in a register
+        m.d.comb += [
+            slot.eq(one_hot_select(reads, [r[:slot_bits] for r in rptr])),
+            index.eq(one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            read.addr.eq(Cat(slot, index)),
+            read.en.eq(reads.any()),
+        ]
+        m.d.sync += landed.eq(read.data)
+        for i, leaf in enumerate(registers):
+            m.submodules[f"leaf{i}"] = leaf
+            wiring.connect(m, leaf.o, wiring.flipped(self.leaf[i]))
+            m.d.comb += [leaf.landing.eq(landing[i]), leaf.beat.eq(landed)]
+            next_r = rptr[i] + reads[i]
+            m.d.sync += [wptr[i].eq(wptr[i] + store.hot[i]), rptr[i].eq(next_r),
+                         stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
+        return m
+
+
+class LeafRegisters(wiring.Component):
+    """A leaf's ``depth`` beat registers in a ring in front of its stream ``o``: each loads
+    only from the buffer memory's read register (``beat``, when ``landing``), so none has a
+    multiplexer in front (one register: none behind either). ``held``: the beats in them."""
+
+    def __init__(self, beat_layout, depth):
+        self._depth = depth
+        super().__init__({
+            "landing": In(1),
+            "beat": In(beat_layout),
+            "o": Out(stream.Signature(beat_layout)),
+            "held": Out(range(depth + 1)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        depth, layout = self._depth, self.beat.shape()
+        beats = [Signal(layout, name=f"beat{d}") for d in range(depth)]
+        taken = self.o.valid & self.o.ready
+        # (With one register there is no position to keep: a zero-width signal would be a
+        # [-1:0] wire that Verilator rejects.)
+        into = Signal(range(depth), name="into") if depth > 1 else C(0, 1)
+        out = Signal(range(depth), name="out") if depth > 1 else C(0, 1)
+        for d in range(depth):
+            with m.If(self.landing & (into == d)):
+                m.d.sync += beats[d].eq(self.beat)
+        m.d.sync += self.held.eq(self.held + self.landing - taken)
+        if depth > 1:
+            with m.If(self.landing):
+                m.d.sync += into.eq(next_slot(into, depth))
+            with m.If(taken):
+                m.d.sync += out.eq(next_slot(out, depth))
+        m.d.comb += [
+            self.o.valid.eq(self.held != 0),
+            self.o.payload.eq(Array(b.as_value() for b in beats)[out] if depth > 1 else beats[0]),
+        ]
+        return m

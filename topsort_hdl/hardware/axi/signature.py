@@ -5,16 +5,22 @@ port called ``m_axi`` flattens to ``m_axi__awaddr`` and cocotbext-axi finds it w
 ``"m_axi_"``; the kernel top renames it to Vitis' ``m00_axi_awaddr``.
 """
 
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...core.axi_params import MAX_BURST_BEATS, MAX_DATA_WIDTH, PAGE_BYTES, AxiParams
+from ...core.axi_params import (
+    AXI4_CHANNELS,
+    MAX_BURST_BEATS,
+    MAX_DATA_WIDTH,
+    PAGE_BYTES,
+    AxiParams,
+)
 from ...core.params import check_range
 
 __all__ = [
     "BURST_INCR", "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR",
     "PAGE_BYTES", "MAX_BURST_BEATS", "MAX_DATA_WIDTH", "AXI_CACHE_MODIFIABLE",
-    "AxiParams", "Axi4Signature", "AxiLiteSignature",
+    "AxiParams", "Axi4Signature", "AxiLiteSignature", "channel_layout", "connect_channel",
 ]
 
 BURST_INCR = 0b01
@@ -60,3 +66,32 @@ class AxiLiteSignature(wiring.Signature):
 
     def __repr__(self):
         return f"AxiLiteSignature({self.addr_width})"
+
+
+def channel_layout(params, channel, fields):
+    """The payload of one AXI4 ``channel`` (``"ar"``, ``"r"``...) as a struct of ``fields``
+    (``("id", "addr", "len")``), with the widths of ``params``' ports: what a block's part sees
+    of the channel as a stream."""
+    bits = {name[len(channel):]: width for ch, name, width, _ in params.port_signals()
+            if ch == channel}
+    return data.StructLayout({field: bits[field] for field in fields})
+
+
+def connect_channel(m, axi, channel, channel_stream):
+    """Wire a master port's ``channel`` to ``channel_stream`` (a stream of a
+    :func:`channel_layout`): driven from the stream on a channel from the master, driving the
+    stream on one from the memory (an always-ready stream drives no READY). The port's other
+    payload signals of the channel are left to the caller."""
+    forward = AXI4_CHANNELS[channel][1]
+    port = {name: getattr(axi, channel + name)
+            for name in (*channel_stream.payload.shape().members, "valid", "ready")}
+    pairs = [(port[name], channel_stream.payload[name])
+             for name in channel_stream.payload.shape().members]
+    pairs.append((port["valid"], channel_stream.valid))
+    if forward:
+        m.d.comb += [signal.eq(value) for signal, value in pairs]
+        if not channel_stream.signature.always_ready:
+            m.d.comb += channel_stream.ready.eq(port["ready"])
+    else:
+        m.d.comb += [value.eq(signal) for signal, value in pairs]
+        m.d.comb += port["ready"].eq(channel_stream.ready)

@@ -6,10 +6,9 @@ to leave at most F runs, and each pass ping-pongs between the tree's two channel
 """
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -17,10 +16,11 @@ from ...core.params import COUNT_BITS
 from ..axi.commands import region_layout, write_command_layout
 from ..block import Block
 from ..properties import check, is_formal, stream_rules
+from ..queue import SkidBuffer
 from .feeder import feeder_command_layout
 from .packer import packer_command_layout
 
-__all__ = ["TreeController", "ControllerShape"]
+__all__ = ["TreeController", "ControllerShape", "PassPlanner", "LeafRegions"]
 
 
 @dataclass(frozen=True)
@@ -44,21 +44,70 @@ class ControllerShape:
                    config.runs_per_tree, config.group, config.presort, config.record_bytes)
 
 
+# Record positions inside a half: below twice the record count (runs of the current length
+# cover the records with less than one run to spare), so COUNT_BITS + 1 bits.
+SPAN_BITS = COUNT_BITS + 1
+
+
+def pass_layout(shape):
+    """A pass as the leaf pipeline reads it: phase 1's run counts (the a active leaves take
+    ``q`` runs each, active leaf k one more from k >= a - rem) as spans of records and how the
+    active leaves are spread; the tree's records and source half; the feeders' runs."""
+    leaf_bits = exact_log2(shape.leaves)
+    return data.StructLayout({
+        "q_span": SPAN_BITS,                    # q runs, in records
+        "q1_span": SPAN_BITS,                   # q + 1 runs
+        "spread_mask": leaf_bits,               # l / a - 1
+        "threshold": leaf_bits + 1,             # a - rem
+        "threshold_less": leaf_bits + 1,        # threshold - 1
+        "records": COUNT_BITS,
+        "source": shape.axi.addr_width,
+        "run_log2": range(COUNT_BITS + 1),      # the feeders' runs
+        "groups": COUNT_BITS,
+    })
+
+
+def stage_layout(shape):
+    """A leaf in the leaf pipeline: its region as each step leaves it."""
+    return data.StructLayout({
+        "valid": 1,
+        "leaf": range(shape.leaves),
+        "restart": 1,                      # the first leaf of its run sequence
+        "span": SPAN_BITS,                 # records covered by the leaf's runs
+        "nonzero": 1,                      # span != 0
+        "read": 1,                         # valid and nonzero: a reader command
+        "first": SPAN_BITS,
+        "end": SPAN_BITS,
+        "limit": COUNT_BITS,               # records of the tree the leaf reads
+        "source": shape.axi.addr_width,    # that tree's source half
+    })
+
+
+def group_members(shape):
+    """What a reused tree's phase 2 reads of its group's trees: their records, halves, the
+    half their runs are in and their runs' length."""
+    p, group = shape.axi, shape.group
+    return {
+        "group_records": In(data.ArrayLayout(COUNT_BITS, group)),
+        "group_halves": In(data.ArrayLayout(data.ArrayLayout(p.addr_width, 2), group)),
+        "group_half": In(data.ArrayLayout(1, group)),
+        "group_run_log2": In(data.ArrayLayout(range(COUNT_BITS + 1), group)),
+    }
+
+
 class TreeController(Block):
     """Drive one tree's read engine, leaf feeders, root packer and write engine.
 
     Phase 1 (``start`` pulse, with ``records`` and ``halves`` steady: the byte addresses of the
     tree's two buffer halves, its records at the start of half 0): passes until the tree holds
     at most ``shape.runs_per_tree`` runs; then ``done`` rises and ``half`` and ``run_log2``
-    tell where the runs are and how long. Phase 2 (``start2`` pulse, reused trees only):
+    tell where the runs are and how long. Phase 2 (``start_phase2`` pulse, reused trees only):
     point leaf j at run ``j % F`` of group tree ``j // F`` (described by the ``group_*``
-    inputs); ``done2`` rises when every leaf command is out.
+    inputs); ``phase2_issued`` rises when every leaf command is out.
 
-    Every command stream is driven from registers (payload and valid), and the leaf regions
-    are computed in pipeline steps of one adder or comparator each, one leaf per cycle, into
-    two-entry queues whose heads drive the feeder and reader streams: the controller is never
-    on a path into the engines or feeders it commands.
-    ``records`` is sampled at ``start``; the ``group_*`` inputs as phase 2 reads them.
+    Every command stream is driven from registers (payload and valid): the controller is
+    never on a path into the engines or feeders it commands. ``records`` is sampled at
+    ``start``; the ``group_*`` inputs as phase 2 reads them.
     """
 
     def module_tag(self):
@@ -86,406 +135,43 @@ class TreeController(Block):
         if config.presort:
             members["sort_beats"] = Out(1)     # the read engine sorts each beat (pass 1)
         if reused:
-            group = config.group
-            members.update({
-                "start2": In(1),
-                "done2": Out(1),
-                "group_records": In(data.ArrayLayout(COUNT_BITS, group)),
-                "group_halves": In(data.ArrayLayout(data.ArrayLayout(p.addr_width, 2), group)),
-                "group_half": In(data.ArrayLayout(1, group)),
-                "group_run_log2": In(data.ArrayLayout(range(COUNT_BITS + 1), group)),
-            })
+            members.update({"start_phase2": In(1), "phase2_issued": Out(1),
+                            **group_members(config)})
         super().__init__(members)
 
     def elaborate(self, platform):
+        # start, records, halves --> PassPlanner --> writer_cmd, packer_cmd
+        #                 writer_done -->  | plan, begin*   ^ issued
+        #                                  v                |
+        #                 group_* --> LeafRegions --> feeder_cmd[j], reader_cmd
         m = Module()
-        c = self.shape
-        leaves, final = c.leaves, c.runs_per_tree
-        leaf_bits, final_bits = exact_log2(leaves), exact_log2(final)
-        record_bits = exact_log2(c.record_bytes)
-        # Record positions inside a half: below twice the record count (runs of the current
-        # length cover the records with less than one run to spare), so COUNT_BITS + 1 bits.
-        span_bits = COUNT_BITS + 1
-        # The shape's figures, and the registers and wires the steps share (each adds its own).
-        st = SimpleNamespace(c=c, leaves=leaves, final=final, leaf_bits=leaf_bits,
-                             final_bits=final_bits, record_bits=record_bits, span_bits=span_bits)
-
-        st.total = Signal(COUNT_BITS)             # the tree's records, latched at start
-        st.runs = Signal(COUNT_BITS)              # runs in the source half
-        st.run_log2 = self.run_log2               # their length
-        st.half = self.half                       # the source half
-        st.active_log2 = Signal(range(leaf_bits + 1))
-        st.many = Signal()                        # more than F * l runs: every leaf active
-        st.fits = Signal()                        # at most F runs: phase 1 ends
-        st.last_active_log2 = Signal(range(leaf_bits + 1))
-        st.groups = Signal(COUNT_BITS)
-        st.q = Signal(COUNT_BITS)
-        st.q1 = Signal(COUNT_BITS + 1)
-        st.rem = Signal(leaf_bits + 1)
-        st.threshold = Signal(leaf_bits + 1)      # active leaf k takes q + 1 runs from k >= a - rem
-        st.threshold_less = Signal(leaf_bits + 1)  # threshold - 1
-        st.q_span = Signal(span_bits)             # q runs, in records
-        st.q1_span = Signal(span_bits)            # q + 1 runs
-        st.source = Signal(64)                    # the pass's source half
-        self._commands(m, st)
-        self._leaf_regions(m, st)
-        self._leaf_queues(m, st)
-        self._pass_sizes(m, st)
-        self._pass_machine(m, st)
+        m.submodules.planner = planner = PassPlanner(self.shape, self.reused)
+        m.submodules.regions = regions = LeafRegions(self.shape, self.reused)
+        wiring.connect(m, planner.writer_cmd, wiring.flipped(self.writer_cmd))
+        wiring.connect(m, planner.packer_cmd, wiring.flipped(self.packer_cmd))
+        wiring.connect(m, regions.reader_cmd, wiring.flipped(self.reader_cmd))
+        for j, feeder in enumerate(self.feeder_cmd):
+            wiring.connect(m, regions.feeder_cmd[j], wiring.flipped(feeder))
+        m.d.comb += [
+            planner.start.eq(self.start), planner.records.eq(self.records),
+            planner.halves.eq(self.halves), planner.writer_done.eq(self.writer_done),
+            planner.issued.eq(regions.issued),
+            self.done.eq(planner.done), self.half.eq(planner.half),
+            self.run_log2.eq(planner.run_log2),
+            regions.plan.eq(planner.plan), regions.begin.eq(planner.begin),
+            regions.hold.eq(planner.hold),
+        ]
+        if self.shape.presort:
+            m.d.comb += self.sort_beats.eq(planner.sort_beats)
+        if self.reused:
+            m.d.comb += [planner.start_phase2.eq(self.start_phase2),
+                         self.phase2_issued.eq(planner.phase2_issued),
+                         regions.begin_phase2.eq(planner.begin_phase2)]
+            for name in group_members(self.shape):
+                m.d.comb += getattr(regions, name).eq(getattr(self, name))
         if is_formal(platform):
             self._properties(m)
         return m
-
-    def _limit_of(self, st, stage):
-        """The records of the tree a leaf reads (phase 1 alone reads one tree: a constant of
-        the pass)."""
-        return stage.limit if self.reused else st.total
-
-    def _source_of(self, st, stage):
-        """The source half of the tree a leaf reads."""
-        return stage.source if self.reused else st.source
-
-
-    def _commands(self, m, st):
-        """The commands' streams, driven from registers: the write engine's and the packer's
-        one per pass, the feeders' and the reader's from the heads of two-entry queues."""
-        leaves, record_bits = st.leaves, st.record_bits
-        # Every command leaves from registers: payloads are loaded a step ahead and held, and
-        # each valid is a flip-flop cleared by its transfer.
-        st.writer_valid = Signal()
-        st.packer_valid = Signal()
-        st.writer_addr = Signal(64)
-        m.d.comb += [
-            self.writer_cmd.valid.eq(st.writer_valid),
-            self.writer_cmd.payload.addr[0].eq(st.writer_addr),
-            self.writer_cmd.payload.bytes.eq(st.total << record_bits),
-            self.packer_cmd.valid.eq(st.packer_valid),
-            self.packer_cmd.payload.records.eq(st.total),
-        ]
-        with m.If(self.writer_cmd.ready):
-            m.d.sync += st.writer_valid.eq(0)
-        with m.If(self.packer_cmd.ready):
-            m.d.sync += st.packer_valid.eq(0)
-        # writer_valid | packer_valid, in a flip-flop of its own: the leaf pipeline waits for
-        # both commands to be taken, and a shared OR of four flags was a chain of LUTs into
-        # every pipeline register.
-        st.ahead = Signal()
-        m.d.sync += st.ahead.eq((st.writer_valid & ~self.writer_cmd.ready) |
-                             (st.packer_valid & ~self.packer_cmd.ready))
-
-        # The leaf commands: a pipeline computes one leaf's region per step (its span of
-        # records, then its first and end records, the end clipped to the record count, then
-        # its length and byte address) into two queues of two entries, one for the feeder
-        # commands and one for the reader commands (non-empty regions only). Each queue's head
-        # drives its stream from registers and moves on its own consumer's ready; the pipeline
-        # pushes a leaf when neither queue's second entry is taken, which it knows from
-        # flip-flops: no ready reaches the pipeline's registers, and both streams can still
-        # take a command every cycle (the read engine then serves every leaf's first burst
-        # before any second one, as when the commands were combinational).
-        st.feeder_valid = Signal(leaves)          # the feeder head's command is for feeder j
-        st.feeder_length = Signal(COUNT_BITS)
-        st.feeder_next = Signal(data.StructLayout({"valid": 1, "leaf": range(leaves),
-                                                "length": COUNT_BITS}))
-        st.reader_valid = Signal()
-        st.reader_head = Signal(data.StructLayout({"target": range(leaves), "addr": 64,
-                                                "length": COUNT_BITS}))
-        st.reader_next = Signal(data.StructLayout({"valid": 1, "target": range(leaves),
-                                                "addr": 64, "length": COUNT_BITS}))
-        st.feeder_log2 = Signal(range(COUNT_BITS + 1))
-        st.feeder_groups = Signal(COUNT_BITS)
-        for j in range(leaves):
-            m.d.comb += [
-                self.feeder_cmd[j].valid.eq(st.feeder_valid[j]),
-                self.feeder_cmd[j].payload.records.eq(st.feeder_length),
-                self.feeder_cmd[j].payload.run_log2.eq(st.feeder_log2),
-                self.feeder_cmd[j].payload.groups.eq(st.feeder_groups),
-            ]
-        m.d.comb += [
-            self.reader_cmd.valid.eq(st.reader_valid),
-            self.reader_cmd.payload.target.eq(st.reader_head.target),
-            self.reader_cmd.payload.addr.eq(st.reader_head.addr),
-            self.reader_cmd.payload.bytes.eq(st.reader_head.length << record_bits),
-        ]
-        # A head is free this cycle when it is empty or its command is being taken.
-        st.feeder_free = Signal()
-        st.reader_free = Signal()
-        m.d.comb += [
-            st.feeder_free.eq(~(st.feeder_valid & ~Cat(self.feeder_cmd[j].ready
-                                                 for j in range(leaves))).any()),
-            st.reader_free.eq(~st.reader_valid | self.reader_cmd.ready),
-        ]
-
-    def _leaf_regions(self, m, st):
-        """The region arithmetic: one leaf's span of records, its first and end records, the
-        end clipped to the record count, a step each (steps 1 to 3)."""
-        leaves, final, leaf_bits = st.leaves, st.final, st.leaf_bits
-        final_bits, span_bits = st.final_bits, st.span_bits
-        stage_layout = data.StructLayout({
-            "valid": 1,
-            "leaf": range(leaves),
-            "restart": 1,                      # the first leaf of its run sequence
-            "span": span_bits,                 # records covered by the leaf's runs
-            "nonzero": 1,                      # span != 0
-            "read": 1,                         # valid and nonzero: a reader command
-            "first": span_bits,
-            "end": span_bits,
-            "limit": COUNT_BITS,               # records of the tree the leaf reads
-            "source": 64,                      # that tree's source half
-        })
-        s1 = Signal(stage_layout)
-
-        s2 = Signal(stage_layout)
-        st.s3 = Signal(stage_layout)
-        position = Signal(span_bits)           # end of the previous leaf's runs
-        st.injecting = Signal()                   # leaves still to enter the pipeline
-        st.leaf_in = Signal(range(leaves))
-        st.advance = Signal()
-        m.d.comb += st.advance.eq(~st.feeder_next.valid & ~st.reader_next.valid & ~st.ahead)
-        # The last leaf's commands leave the queues this cycle: the pipeline is empty after it.
-        issued = ~st.injecting & ~s1.valid & ~s2.valid & ~st.s3.valid &\
-            ~st.feeder_next.valid & ~st.reader_next.valid & st.feeder_free & st.reader_free
-        # Both registered for the state machine, which moves on a cycle later: the feeders'
-        # handshakes stay out of its state logic. The writer's done pulse is kept until the
-        # pass's commands are all out.
-        st.all_issued = Signal()
-        st.written = Signal()
-        m.d.sync += st.all_issued.eq(issued)
-        with m.If(self.writer_done):
-            m.d.sync += st.written.eq(1)
-
-        # Step 1: the leaf's span. Phase 1: active leaves are spread, every (l / a)-th one, and
-        # active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions). Phase 2: leaf j
-        # reads run j % F of group tree j // F.
-        # Which leaves are active and which take q + 1 runs is counted along with leaf_in, in
-        # flip-flops (a shift of leaf_in by l / a and a compare were 6 LUT levels).
-        phase1_span = Signal(span_bits)
-        st.gap = Signal(leaf_bits)                # leaves to the next active one
-        st.spread_mask = Signal(leaf_bits)        # l / a - 1
-        st.k_next = Signal(leaf_bits + 1)         # the next active leaf's k
-        st.more = Signal()                        # k_next >= threshold
-        is_active = st.gap == 0
-        m.d.comb += phase1_span.eq(Mux(is_active, Mux(st.more, st.q1_span, st.q_span), 0))
-        st.in_phase2 = Signal()
-        with m.If(st.advance):
-            m.d.sync += s1.valid.eq(st.injecting)
-            with m.If(st.injecting):
-                m.d.sync += st.leaf_in.eq(st.leaf_in + 1)
-                with m.If(is_active):
-                    m.d.sync += [st.gap.eq(st.spread_mask), st.k_next.eq(st.k_next + 1),
-                                 st.more.eq(st.more | (st.k_next == st.threshold_less))]
-                with m.Else():
-                    m.d.sync += st.gap.eq(st.gap - 1)
-                with m.If(st.leaf_in == leaves - 1):
-                    m.d.sync += st.injecting.eq(0)
-                m.d.sync += [
-                    s1.leaf.eq(st.leaf_in),
-                    s1.restart.eq(st.leaf_in == 0),
-                    s1.span.eq(phase1_span),
-                    s1.nonzero.eq(is_active),   # q + 1 >= 1 and q >= 1 when a <= R
-                ]
-                if self.reused:
-                    m.d.sync += [s1.limit.eq(st.total), s1.source.eq(st.source)]
-                    tree = st.leaf_in >> final_bits
-                    g_halves = self.group_halves[tree]
-                    with m.If(st.in_phase2):
-                        m.d.sync += [
-                            s1.restart.eq((st.leaf_in & (final - 1)) == 0),
-                            s1.span.eq(C(1, span_bits) << self.group_run_log2[tree]),
-                            s1.nonzero.eq(1),
-                            s1.limit.eq(self.group_records[tree]),
-                            s1.source.eq(Mux(self.group_half[tree], g_halves[1], g_halves[0])),
-                        ]
-
-            # Step 2: first and end records, before clipping.
-            base = Mux(s1.restart, 0, position)
-            end = Signal(span_bits)
-            m.d.comb += end.eq(base + s1.span)
-            m.d.sync += [s2.eq(s1), s2.first.eq(base), s2.end.eq(end)]
-            with m.If(s1.valid):
-                m.d.sync += position.eq(end)
-
-            # Step 3: the end clipped to the record count; empty past it.
-            nonzero = s2.nonzero & (s2.first < self._limit_of(st, s2))
-            m.d.sync += [
-                st.s3.eq(s2),
-                st.s3.end.eq(Mux(s2.end < self._limit_of(st, s2), s2.end, self._limit_of(st, s2))),
-                st.s3.nonzero.eq(nonzero),
-                st.s3.read.eq(s2.valid & nonzero),
-            ]
-
-    def _leaf_queues(self, m, st):
-        """Step 4: each leaf's length and byte address into the feeder and reader queues."""
-        record_bits = st.record_bits
-        # Step 4, into the queues: the length and the byte address.
-        push = st.advance & st.s3.valid
-        st.length = Signal(COUNT_BITS)
-        st.addr = Signal(64)
-        m.d.comb += [
-            st.length.eq(Mux(st.s3.nonzero, st.s3.end - st.s3.first, 0)),
-            st.addr.eq(self._source_of(st, st.s3) + (st.s3.first << record_bits)),
-        ]
-        with m.If(st.feeder_free):
-            with m.If(st.feeder_next.valid):
-                m.d.sync += [st.feeder_valid.eq(1 << st.feeder_next.leaf),
-                             st.feeder_length.eq(st.feeder_next.length), st.feeder_next.valid.eq(0)]
-            with m.Elif(push):
-                m.d.sync += [st.feeder_valid.eq(1 << st.s3.leaf), st.feeder_length.eq(st.length)]
-            with m.Else():
-                m.d.sync += st.feeder_valid.eq(0)
-        with m.Elif(push):
-            m.d.sync += [st.feeder_next.valid.eq(1), st.feeder_next.leaf.eq(st.s3.leaf),
-                         st.feeder_next.length.eq(st.length)]
-        push_read = st.advance & st.s3.read
-        with m.If(st.reader_free):
-            with m.If(st.reader_next.valid):
-                m.d.sync += [st.reader_valid.eq(1), st.reader_head.target.eq(st.reader_next.target),
-                             st.reader_head.addr.eq(st.reader_next.addr),
-                             st.reader_head.length.eq(st.reader_next.length),
-                             st.reader_next.valid.eq(0)]
-            with m.Elif(push_read):
-                m.d.sync += [st.reader_valid.eq(1), st.reader_head.target.eq(st.s3.leaf),
-                             st.reader_head.addr.eq(st.addr), st.reader_head.length.eq(st.length)]
-            with m.Else():
-                m.d.sync += st.reader_valid.eq(0)
-        with m.Elif(push_read):
-            m.d.sync += [st.reader_next.valid.eq(1), st.reader_next.target.eq(st.s3.leaf),
-                         st.reader_next.addr.eq(st.addr), st.reader_next.length.eq(st.length)]
-
-    def _pass_sizes(self, m, st):
-        """The wires the pass's sizing reads: the active leaves' count, the presort's state."""
-        c, final_bits, leaf_bits = st.c, st.final_bits, st.leaf_bits
-        # The pass's sizes, one step each: how many leaves are active (the smallest power of
-        # two leaving <= F runs on the last pass: ceil(R / F) - 1 = (R - 1) // F, and R - 1
-        # needs only its low bits when R <= F * l), then q and rem, then the spans.
-        decrement = Signal(final_bits + leaf_bits)
-        m.d.comb += decrement.eq(st.runs[:final_bits + leaf_bits] - 1)
-        per_run = decrement[final_bits:]
-        st.encoded = Signal(range(leaf_bits + 1))
-        for bit in range(leaf_bits):
-            with m.If(per_run[bit]):
-                m.d.comb += st.encoded.eq(bit + 1)
-
-        # Presort (shape.presort): a tree starts from runs of a beat, each sorted by the read
-        # engine as pass 1 reads it, when that saves a pass (see plan.tree_plan): when the
-        # reach of its passes from runs of a beat, F * l**k >= ceil(records / rate), is below
-        # the record count. Otherwise (the same passes, and a last pass at least as wide
-        # without) it starts from runs of one record. k is found by shifts, a step each.
-        st.fresh = Signal()                       # the job's first decision is still to come
-        st.beat_runs = Signal(COUNT_BITS)         # runs of a beat: ceil(records / rate)
-        st.reach = Signal(COUNT_BITS + leaf_bits)  # F * l**k
-        st.below = Signal()                       # reach < beat_runs
-        st.saves = Signal()                       # presort saves a pass (with this reach)
-        st.beat_log2 = exact_log2(c.rate) if c.presort else 0
-
-    def _pass_machine(self, m, st):
-        """The passes: decide, size and issue each, until at most F runs are left (phase 1);
-        the phase-2 leaves of a reused tree."""
-        c, final, leaf_bits = st.c, st.final, st.leaf_bits
-        with m.FSM():
-            with m.State("IDLE"):
-                with m.If(self.start):
-                    m.d.sync += [st.total.eq(self.records), st.runs.eq(self.records),
-                                 st.run_log2.eq(0), st.half.eq(0), self.done.eq(0)]
-                    if c.presort:
-                        m.d.sync += [st.fresh.eq(1), self.sort_beats.eq(0)]
-                    m.next = "DECIDE"
-                if self.reused:
-                    with m.If(self.start2):
-                        m.d.sync += [
-                            st.leaf_in.eq(0), st.injecting.eq(1), st.in_phase2.eq(1),
-                            st.all_issued.eq(0),
-                            st.feeder_log2.eq(COUNT_BITS), st.feeder_groups.eq(1),
-                            self.done2.eq(0),
-                        ]
-                        m.next = "PHASE2"
-            with m.State("DECIDE"):
-                # (the compares registered first: their carry chains end at flip-flops, not
-                # in the state logic and the done flag the kernel's own state logic reads)
-                m.d.sync += [st.many.eq(st.runs > (final << leaf_bits)),
-                             st.last_active_log2.eq(st.encoded),
-                             st.fits.eq(st.runs <= final)]
-                m.next = "DECIDED"
-            with m.State("DECIDED"):
-                with m.If(st.fits):
-                    m.d.sync += self.done.eq(1)
-                    m.next = "IDLE"
-                if c.presort:
-                    with m.Elif(st.fresh):
-                        m.d.sync += [st.fresh.eq(0), st.reach.eq(final),
-                                     st.beat_runs.eq((st.total + (c.rate - 1)) >> st.beat_log2)]
-                        m.next = "PRESORT"
-                with m.Else():
-                    m.next = "ACTIVE"
-            if c.presort:
-                with m.State("PRESORT"):
-                    # (the compares registered: their carry chains end at flip-flops)
-                    m.d.sync += [st.below.eq(st.reach < st.beat_runs),
-                                 st.saves.eq((st.beat_runs > final) & (st.total > st.reach))]
-                    m.next = "PRESORT2"
-                with m.State("PRESORT2"):
-                    with m.If(st.below):
-                        m.d.sync += st.reach.eq(st.reach << leaf_bits)
-                        m.next = "PRESORT"
-                    with m.Else():
-                        with m.If(st.saves):
-                            m.d.sync += [st.runs.eq(st.beat_runs), st.run_log2.eq(st.beat_log2),
-                                         self.sort_beats.eq(1)]
-                        m.next = "DECIDE"
-            with m.State("ACTIVE"):
-                a_log2 = Mux(st.many, leaf_bits, st.last_active_log2)
-                m.d.sync += [st.active_log2.eq(a_log2),
-                             st.spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
-                m.next = "SIZE"
-            with m.State("SIZE"):
-                # The write engine and the packer first: the tree's output needs them.
-                m.d.sync += [
-                    st.q.eq(st.runs >> st.active_log2),
-                    st.rem.eq(st.runs[:leaf_bits] & ((1 << st.active_log2) - 1)),
-                    st.writer_valid.eq(1),
-                    st.ahead.eq(1),
-                    st.written.eq(0),
-                    st.writer_addr.eq(Mux(st.half, self.halves[0], self.halves[1])),
-                    st.packer_valid.eq(1),
-                    st.source.eq(Mux(st.half, self.halves[1], self.halves[0])),
-                ]
-                m.next = "SIZE2"
-            with m.State("SIZE2"):
-                m.d.sync += [
-                    st.groups.eq(st.q + (st.rem != 0)),
-                    st.q1.eq(st.q + 1),
-                    st.threshold.eq((1 << st.active_log2) - st.rem),
-                    st.threshold_less.eq((1 << st.active_log2) - st.rem - 1),
-                ]
-                m.next = "SIZE3"
-            with m.State("SIZE3"):
-                m.d.sync += [
-                    st.q_span.eq(st.q << st.run_log2),
-                    st.q1_span.eq(st.q1 << st.run_log2),
-                    st.feeder_log2.eq(st.run_log2),
-                    st.feeder_groups.eq(st.groups),
-                    st.leaf_in.eq(0), st.injecting.eq(1), st.in_phase2.eq(0),
-                    st.gap.eq(0), st.k_next.eq(0), st.more.eq(st.threshold == 0),
-                    st.all_issued.eq(0),
-                ]
-                m.next = "LEAVES"
-            with m.State("LEAVES"):
-                with m.If(st.all_issued):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(st.written):
-                    m.d.sync += [
-                        st.runs.eq(st.groups),
-                        st.run_log2.eq(st.run_log2 + st.active_log2),
-                        st.half.eq(~st.half),
-                    ]
-                    if c.presort:
-                        m.d.sync += self.sort_beats.eq(0)
-                    m.next = "DECIDE"
-            if self.reused:
-                with m.State("PHASE2"):
-                    with m.If(st.all_issued):
-                        m.d.sync += self.done2.eq(1)
-                        m.next = "IDLE"
 
     def _properties(self, m):
         """The pass accounting of phase 1, from the ports (formal builds only), given jobs
@@ -545,3 +231,420 @@ class TreeController(Block):
         # (a job starts in the cycle the previous one is seen done, or later)
         with m.If(self.start):
             m.d.sync += [running.eq(1), total.eq(self.records), passes.eq(0)]
+
+
+class PassPlanner(wiring.Component):
+    """The passes of a tree: decide, size and begin each until at most F runs are left
+    (phase 1), or begin a reused tree's phase-2 leaves.
+
+    A pass is decided from its runs R, the compares registered first: phase 1 ends when
+    R <= F; otherwise a leaves are active, all of them while R > F * l, else the smallest
+    power of two leaving at most F runs (ceil(R / F) - 1 = (R - 1) // F, and R - 1 needs only
+    its low bits when R <= F * l), each taking q = R / a runs and rem of them one more (see
+    plan.leaf_regions); a step each. Before the first pass, with presort, a
+    :class:`PresortChoice` says whether the tree starts from runs of a beat. A pass's write
+    and packer commands go first (:class:`PassCommands`: the tree's output needs them), then
+    ``begin`` pulses with ``plan`` for the leaf pipeline, which says ``issued`` once its
+    commands are out; the pass ends with the write engine's ``writer_done``, and the next
+    reads the half this one wrote.
+    """
+
+    def __init__(self, shape, reused):
+        p = shape.axi
+        self.shape, self.reused = shape, reused
+        members = {
+            "start": In(1),
+            "records": In(COUNT_BITS),
+            "halves": In(data.ArrayLayout(p.addr_width, 2)),
+            "writer_done": In(1),
+            "issued": In(1),
+            "done": Out(1),
+            "half": Out(1),                        # the source half
+            "run_log2": Out(range(COUNT_BITS + 1)),
+            "writer_cmd": Out(stream.Signature(write_command_layout(p, 1, 1,
+                                                                    shape.length_bits))),
+            "packer_cmd": Out(stream.Signature(packer_command_layout(COUNT_BITS))),
+            "plan": Out(pass_layout(shape)),
+            "begin": Out(1),                       # a phase-1 pass's leaves
+            "hold": Out(1),                        # the pass's commands are not yet taken
+        }
+        if shape.presort:
+            members["sort_beats"] = Out(1)
+        if reused:
+            members.update({"start_phase2": In(1), "phase2_issued": Out(1),
+                            "begin_phase2": Out(1)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        c, plan = self.shape, self.plan
+        final, leaf_bits = c.runs_per_tree, exact_log2(c.leaves)
+        final_bits = exact_log2(final)
+        m.submodules.commands = commands = PassCommands(c)
+        wiring.connect(m, commands.writer_cmd, wiring.flipped(self.writer_cmd))
+        wiring.connect(m, commands.packer_cmd, wiring.flipped(self.packer_cmd))
+        m.d.comb += [commands.records.eq(plan.records), commands.writer_done.eq(self.writer_done),
+                     self.hold.eq(commands.hold)]
+        runs = Signal(COUNT_BITS)                 # runs in the source half
+        every_leaf = Signal()                     # R > F * l: every leaf active
+        last_pass = Signal()                      # R <= F: phase 1 ends
+        last_active_log2 = Signal(range(leaf_bits + 1))
+        active_log2 = Signal(range(leaf_bits + 1))
+        q = Signal(COUNT_BITS)
+        q1 = Signal(COUNT_BITS + 1)
+        rem = Signal(leaf_bits + 1)
+        groups = Signal(COUNT_BITS)               # runs the pass leaves
+        fewer_active = Signal(range(leaf_bits + 1))   # log2 of the active leaves R needs
+        per_run = (runs[:final_bits + leaf_bits] - 1)[final_bits:]
+        for bit in range(leaf_bits):
+            with m.If(per_run[bit]):
+                m.d.comb += fewer_active.eq(bit + 1)
+        first_decision = Signal()                 # the job's first decision is still to come
+        if c.presort:
+            m.submodules.presort = presort = PresortChoice(c)
+            m.d.comb += presort.records.eq(plan.records)
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += [plan.records.eq(self.records), runs.eq(self.records),
+                                 self.run_log2.eq(0), self.half.eq(0), self.done.eq(0)]
+                    if c.presort:
+                        m.d.sync += [first_decision.eq(1), self.sort_beats.eq(0)]
+                    m.next = "DECIDE"
+                if self.reused:
+                    with m.If(self.start_phase2):
+                        m.d.comb += self.begin_phase2.eq(1)
+                        m.d.sync += [plan.run_log2.eq(COUNT_BITS), plan.groups.eq(1),
+                                     self.phase2_issued.eq(0)]
+                        m.next = "PHASE2"
+            with m.State("DECIDE"):
+                m.d.sync += [every_leaf.eq(runs > (final << leaf_bits)),
+                             last_active_log2.eq(fewer_active), last_pass.eq(runs <= final)]
+                m.next = "DECIDED"
+            with m.State("DECIDED"):
+                with m.If(last_pass):
+                    m.d.sync += self.done.eq(1)
+                    m.next = "IDLE"
+                if c.presort:
+                    with m.Elif(first_decision):
+                        m.d.sync += first_decision.eq(0)
+                        m.d.comb += presort.start.eq(1)
+                        m.next = "PRESORT"
+                with m.Else():
+                    m.next = "ACTIVE"
+            if c.presort:
+                with m.State("PRESORT"):
+                    with m.If(presort.done):
+                        with m.If(presort.saves):
+                            m.d.sync += [runs.eq(presort.beat_runs),
+                                         self.run_log2.eq(exact_log2(c.rate)),
+                                         self.sort_beats.eq(1)]
+                        m.next = "DECIDE"
+            with m.State("ACTIVE"):
+                a_log2 = Mux(every_leaf, leaf_bits, last_active_log2)
+                m.d.sync += [active_log2.eq(a_log2),
+                             plan.spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
+                m.next = "SIZE"
+            with m.State("SIZE"):
+                m.d.comb += [commands.issue.eq(1),
+                             commands.addr.eq(Mux(self.half, self.halves[0], self.halves[1]))]
+                m.d.sync += [q.eq(runs >> active_log2),
+                             rem.eq(runs[:leaf_bits] & ((1 << active_log2) - 1)),
+                             plan.source.eq(Mux(self.half, self.halves[1], self.halves[0]))]
+                m.next = "SIZE2"
+            with m.State("SIZE2"):
+                m.d.sync += [groups.eq(q + (rem != 0)), q1.eq(q + 1),
+                             plan.threshold.eq((1 << active_log2) - rem),
+                             plan.threshold_less.eq((1 << active_log2) - rem - 1)]
+                m.next = "SIZE3"
+            with m.State("SIZE3"):
+                m.d.comb += self.begin.eq(1)
+                m.d.sync += [plan.q_span.eq(q << self.run_log2),
+                             plan.q1_span.eq(q1 << self.run_log2),
+                             plan.run_log2.eq(self.run_log2), plan.groups.eq(groups)]
+                m.next = "LEAVES"
+            with m.State("LEAVES"):
+                with m.If(self.issued):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(commands.written):
+                    m.d.sync += [runs.eq(groups),
+                                 self.run_log2.eq(self.run_log2 + active_log2),
+                                 self.half.eq(~self.half)]
+                    if c.presort:
+                        m.d.sync += self.sort_beats.eq(0)
+                    m.next = "DECIDE"
+            if self.reused:
+                with m.State("PHASE2"):
+                    with m.If(self.issued):
+                        m.d.sync += self.phase2_issued.eq(1)
+                        m.next = "IDLE"
+        return m
+
+
+class PassCommands(wiring.Component):
+    """A pass's write engine and packer commands, from registers: ``issue`` loads them (the
+    write engine's address from ``addr``; both take the tree's ``records``), each valid a
+    flip-flop cleared by its transfer. ``hold`` while either is not yet taken, in a flip-flop
+    of its own (the leaf pipeline waits for both, and a shared OR of four flags was a chain of
+    LUTs into every pipeline register); ``written`` from the write engine's done until the
+    next ``issue``."""
+
+    def __init__(self, shape):
+        p = shape.axi
+        self.shape = shape
+        super().__init__({
+            "issue": In(1),
+            "records": In(COUNT_BITS),
+            "addr": In(p.addr_width),
+            "writer_done": In(1),
+            "writer_cmd": Out(stream.Signature(write_command_layout(p, 1, 1,
+                                                                    shape.length_bits))),
+            "packer_cmd": Out(stream.Signature(packer_command_layout(COUNT_BITS))),
+            "hold": Out(1),
+            "written": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        writer, packer = self.writer_cmd, self.packer_cmd
+        addr = Signal(len(self.addr))
+        m.d.comb += [
+            writer.payload.addr[0].eq(addr),
+            writer.payload.bytes.eq(self.records << exact_log2(self.shape.record_bytes)),
+            packer.payload.records.eq(self.records),
+        ]
+        with m.If(writer.ready):
+            m.d.sync += writer.valid.eq(0)
+        with m.If(packer.ready):
+            m.d.sync += packer.valid.eq(0)
+        m.d.sync += self.hold.eq((writer.valid & ~writer.ready) | (packer.valid & ~packer.ready))
+        with m.If(self.writer_done):
+            m.d.sync += self.written.eq(1)
+        with m.If(self.issue):
+            m.d.sync += [writer.valid.eq(1), packer.valid.eq(1), addr.eq(self.addr),
+                         self.hold.eq(1), self.written.eq(0)]
+        return m
+
+
+class PresortChoice(wiring.Component):
+    """Whether a tree of ``records`` starts from runs of a beat, each sorted by the read engine
+    as pass 1 reads it (see plan.tree_plan): when that saves a pass, that is when the reach of
+    its passes from runs of a beat, F * l**k >= ``beat_runs`` (ceil(records / rate)), is below
+    the record count; otherwise (the same passes, and a last pass at least as wide without) it
+    starts from runs of one record. k is found by shifts, a step each, the compares
+    registered. ``start`` begins; ``done`` pulses with ``saves``."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        super().__init__({
+            "start": In(1),
+            "records": In(COUNT_BITS),
+            "done": Out(1),
+            "saves": Out(1),
+            "beat_runs": Out(COUNT_BITS),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.shape
+        final, leaf_bits = c.runs_per_tree, exact_log2(c.leaves)
+        reach = Signal(COUNT_BITS + leaf_bits)   # F * l**k
+        below = Signal()                         # reach < beat_runs
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += [reach.eq(final), self.beat_runs.eq(
+                        (self.records + (c.rate - 1)) >> exact_log2(c.rate))]
+                    m.next = "COMPARE"
+            with m.State("COMPARE"):
+                m.d.sync += [below.eq(reach < self.beat_runs),
+                             self.saves.eq((self.beat_runs > final) & (self.records > reach))]
+                m.next = "SHIFT"
+            with m.State("SHIFT"):
+                with m.If(below):
+                    m.d.sync += reach.eq(reach << leaf_bits)
+                    m.next = "COMPARE"
+                with m.Else():
+                    m.d.comb += self.done.eq(1)
+                    m.next = "IDLE"
+        return m
+
+
+class LeafRegions(wiring.Component):
+    """A pass's leaf commands: a pipeline computes one leaf's region per step (its span of
+    records, then its first and end records, then the end clipped to the tree's records, then
+    its length and byte address) into two :class:`~topsort_hdl.hardware.queue.SkidBuffer`
+    queues, one for the feeders' commands and one for the read engine's (non-empty regions
+    only), whose heads drive ``feeder_cmd`` and ``reader_cmd``.
+
+    The pipeline moves when neither queue's second entry is taken, which it knows from
+    flip-flops: no ready reaches its registers, and both streams can still take a command
+    every cycle (the read engine then serves every leaf's first burst before any second one).
+    It waits while ``hold``. ``begin`` starts a phase-1 pass's leaves, ``begin_phase2`` phase
+    2's (leaf j reading run ``j % F`` of group tree ``j // F``); ``issued`` (registered) once
+    the last leaf's commands have left the queues.
+    """
+
+    def __init__(self, shape, reused):
+        p = shape.axi
+        self.shape, self.reused = shape, reused
+        self.feeder_layout = data.StructLayout({"hot": shape.leaves, "records": COUNT_BITS})
+        self.reader_layout = data.StructLayout({"target": range(shape.leaves),
+                                                "addr": p.addr_width, "records": COUNT_BITS})
+        members = {
+            "plan": In(pass_layout(shape)),
+            "begin": In(1),
+            "hold": In(1),
+            "feeder_cmd": Out(stream.Signature(feeder_command_layout(COUNT_BITS)))
+            .array(shape.leaves),
+            "reader_cmd": Out(stream.Signature(region_layout(p, shape.length_bits,
+                                                             shape.leaves))),
+            "issued": Out(1),
+        }
+        if reused:
+            members.update({"begin_phase2": In(1), **group_members(shape)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        c, plan = self.shape, self.plan
+        record_bits = exact_log2(c.record_bytes)
+        s2, s3 = (Signal(stage_layout(c), name=f"step{k}") for k in (2, 3))
+        m.submodules.feeder_queue = feeders = SkidBuffer(self.feeder_layout)
+        m.submodules.reader_queue = readers = SkidBuffer(self.reader_layout)
+        self._feeder_heads(m, feeders)
+        reader = self.reader_cmd.payload
+        m.d.comb += [self.reader_cmd.valid.eq(readers.o.valid),
+                     reader.target.eq(readers.o.payload.target),
+                     reader.addr.eq(readers.o.payload.addr),
+                     reader.bytes.eq(readers.o.payload.records << record_bits),
+                     readers.o.ready.eq(self.reader_cmd.ready)]
+        advance = Signal()
+        m.d.comb += advance.eq(feeders.i.ready & readers.i.ready & ~self.hold)
+
+        # Step 1: the leaf's span (LeafSpans). Step 2: first and end records, before clipping.
+        m.submodules.spans = spans = LeafSpans(c, self.reused)
+        m.d.comb += [spans.plan.eq(plan), spans.begin.eq(self.begin), spans.advance.eq(advance)]
+        if self.reused:
+            m.d.comb += spans.begin_phase2.eq(self.begin_phase2)
+            for name in group_members(c):
+                m.d.comb += getattr(spans, name).eq(getattr(self, name))
+        s1 = spans.step
+        position = Signal(SPAN_BITS)           # end of the previous leaf's runs
+        base = Mux(s1.restart, 0, position)
+        end = Signal(SPAN_BITS)
+        m.d.comb += end.eq(base + s1.span)
+        # Step 3: the end clipped to the tree's records; empty past it.
+        limit = s2.limit if self.reused else plan.records
+        nonzero = s2.nonzero & (s2.first < limit)
+        with m.If(advance):
+            m.d.sync += [s2.eq(s1), s2.first.eq(base), s2.end.eq(end)]
+            with m.If(s1.valid):
+                m.d.sync += position.eq(end)
+            m.d.sync += [s3.eq(s2), s3.end.eq(Mux(s2.end < limit, s2.end, limit)),
+                         s3.nonzero.eq(nonzero), s3.read.eq(s2.valid & nonzero)]
+
+        # Step 4, into the queues: the length and the byte address.
+        length = Signal(COUNT_BITS)
+        m.d.comb += [
+            length.eq(Mux(s3.nonzero, s3.end - s3.first, 0)),
+            feeders.i.valid.eq(s3.valid & readers.i.ready & ~self.hold),
+            feeders.i.payload.hot.eq(1 << s3.leaf),
+            feeders.i.payload.records.eq(length),
+            readers.i.valid.eq(s3.read & feeders.i.ready & ~self.hold),
+            readers.i.payload.target.eq(s3.leaf),
+            readers.i.payload.addr.eq((s3.source if self.reused else plan.source) +
+                                      (s3.first << record_bits)),
+            readers.i.payload.records.eq(length),
+        ]
+        # Registered for the planner, which moves on a cycle later: the feeders' handshakes
+        # stay out of its state logic. (The last leaf's commands leave the queues this cycle.)
+        with m.If(self.begin | (self.begin_phase2 if self.reused else 0)):
+            m.d.sync += self.issued.eq(0)
+        with m.Else():
+            m.d.sync += self.issued.eq(~spans.injecting & ~s1.valid & ~s2.valid & ~s3.valid &
+                                       feeders.emptying & readers.emptying)
+        return m
+
+    def _feeder_heads(self, m, feeders):
+        """The feeder queue's head, to the feeder it names (one-hot) with the pass's runs."""
+        head = feeders.o.payload
+        taken = Cat(f.valid & f.ready for f in self.feeder_cmd)
+        m.d.comb += feeders.o.ready.eq(taken.any())
+        for j, feeder in enumerate(self.feeder_cmd):
+            m.d.comb += [
+                feeder.valid.eq(feeders.o.valid & head.hot[j]),
+                feeder.payload.records.eq(head.records),
+                feeder.payload.run_log2.eq(self.plan.run_log2),
+                feeder.payload.groups.eq(self.plan.groups),
+            ]
+
+
+class LeafSpans(wiring.Component):
+    """Step 1 of the leaf pipeline: the leaves in turn from ``begin``, one per ``advance``,
+    each with its span of records (``step``). Phase 1: active leaves are spread, every
+    (l / a)-th one, and active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions);
+    which leaves are active and which take q + 1 runs is counted along with the leaf, in
+    flip-flops (a shift of the leaf index by l / a and a compare were 6 LUT levels). Phase 2:
+    leaf j reads run j % F of group tree j // F. ``injecting`` while leaves are still to
+    enter."""
+
+    def __init__(self, shape, reused):
+        self.shape, self.reused = shape, reused
+        members = {
+            "plan": In(pass_layout(shape)),
+            "begin": In(1),
+            "advance": In(1),
+            "step": Out(stage_layout(shape)),
+            "injecting": Out(1),
+        }
+        if reused:
+            members.update({"begin_phase2": In(1), **group_members(shape)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        c, plan, s1 = self.shape, self.plan, self.step
+        leaves, final = c.leaves, c.runs_per_tree
+        leaf_bits, final_bits = exact_log2(leaves), exact_log2(final)
+        leaf = Signal(range(leaves))              # the next leaf to enter
+        gap = Signal(leaf_bits)                   # leaves to the next active one
+        k_next = Signal(leaf_bits + 1)            # the next active leaf's k
+        more = Signal()                           # k_next >= threshold: q + 1 runs
+        in_phase2 = Signal()
+        is_active = gap == 0
+        span = Signal(SPAN_BITS)
+        m.d.comb += span.eq(Mux(is_active, Mux(more, plan.q1_span, plan.q_span), 0))
+        with m.If(self.advance):
+            m.d.sync += s1.valid.eq(self.injecting)
+            with m.If(self.injecting):
+                m.d.sync += leaf.eq(leaf + 1)
+                with m.If(is_active):
+                    m.d.sync += [gap.eq(plan.spread_mask), k_next.eq(k_next + 1),
+                                 more.eq(more | (k_next == plan.threshold_less))]
+                with m.Else():
+                    m.d.sync += gap.eq(gap - 1)
+                with m.If(leaf == leaves - 1):
+                    m.d.sync += self.injecting.eq(0)
+                m.d.sync += [s1.leaf.eq(leaf), s1.restart.eq(leaf == 0), s1.span.eq(span),
+                             s1.nonzero.eq(is_active)]   # q + 1 >= 1 and q >= 1 when a <= R
+                if self.reused:
+                    m.d.sync += [s1.limit.eq(plan.records), s1.source.eq(plan.source)]
+                    tree = leaf >> final_bits
+                    halves = self.group_halves[tree]
+                    with m.If(in_phase2):
+                        m.d.sync += [
+                            s1.restart.eq((leaf & (final - 1)) == 0),
+                            s1.span.eq(C(1, SPAN_BITS) << self.group_run_log2[tree]),
+                            s1.nonzero.eq(1),
+                            s1.limit.eq(self.group_records[tree]),
+                            s1.source.eq(Mux(self.group_half[tree], halves[1], halves[0])),
+                        ]
+        with m.If(self.begin):
+            m.d.sync += [leaf.eq(0), self.injecting.eq(1), in_phase2.eq(0), gap.eq(0),
+                         k_next.eq(0), more.eq(plan.threshold == 0)]
+        if self.reused:
+            with m.If(self.begin_phase2):
+                m.d.sync += [leaf.eq(0), self.injecting.eq(1), in_phase2.eq(1)]
+        return m

@@ -258,7 +258,7 @@ class TopSortKernel(wiring.Component):
         for control in controllers:
             m.d.comb += control.start.eq(job.start_trees)
         for t in range(reuse):
-            m.d.comb += controllers[t * group].start2.eq(job.start_phase2)
+            m.d.comb += controllers[t * group].start_phase2.eq(job.start_phase2)
         wiring.connect(m, job.phase2_write, writer2.cmd)
         wiring.connect(m, job.phase2_pack, packer2.cmd)
         return m
