@@ -52,7 +52,7 @@ SPAN_BITS = COUNT_BITS + 1
 def pass_layout(shape):
     """A pass as the leaf pipeline reads it: phase 1's run counts (the a active leaves take
     ``q`` runs each, active leaf k one more from k >= a - rem) as spans of records and how the
-    active leaves are spread; the tree's records and source half; the feeders' runs."""
+    active leaves are spread; the tree's source half; the feeders' runs."""
     leaf_bits = exact_log2(shape.leaves)
     return data.StructLayout({
         "q_span": SPAN_BITS,                    # q runs, in records
@@ -60,7 +60,6 @@ def pass_layout(shape):
         "spread_mask": leaf_bits,               # l / a - 1
         "threshold": leaf_bits + 1,             # a - rem
         "threshold_less": leaf_bits + 1,        # threshold - 1
-        "records": COUNT_BITS,
         "source": shape.axi.addr_width,
         "run_log2": range(COUNT_BITS + 1),      # the feeders' runs
         "groups": COUNT_BITS,
@@ -141,7 +140,7 @@ class TreeController(Block):
 
     def elaborate(self, platform):
         # start, records, halves --> PassPlanner --> writer_cmd, packer_cmd
-        #                 writer_done -->  | plan, begin*   ^ issued
+        #                 writer_done -->  | plan, begin_*  ^ issued
         #                                  v                |
         #                 group_* --> LeafRegions --> feeder_cmd[j], reader_cmd
         m = Module()
@@ -158,7 +157,8 @@ class TreeController(Block):
             planner.issued.eq(regions.issued),
             self.done.eq(planner.done), self.half.eq(planner.half),
             self.run_log2.eq(planner.run_log2),
-            regions.plan.eq(planner.plan), regions.begin.eq(planner.begin),
+            regions.plan.eq(planner.plan), regions.records.eq(planner.tree_records),
+            regions.begin_leaves.eq(planner.begin_leaves),
             regions.hold.eq(planner.hold),
         ]
         if self.shape.presort:
@@ -240,13 +240,13 @@ class PassPlanner(wiring.Component):
     A pass is decided from its runs R, the compares registered first: phase 1 ends when
     R <= F; otherwise a leaves are active, all of them while R > F * l, else the smallest
     power of two leaving at most F runs (ceil(R / F) - 1 = (R - 1) // F, and R - 1 needs only
-    its low bits when R <= F * l), each taking q = R / a runs and rem of them one more (see
-    plan.leaf_regions); a step each. Before the first pass, with presort, a
-    :class:`PresortChoice` says whether the tree starts from runs of a beat. A pass's write
-    and packer commands go first (:class:`PassCommands`: the tree's output needs them), then
-    ``begin`` pulses with ``plan`` for the leaf pipeline, which says ``issued`` once its
-    commands are out; the pass ends with the write engine's ``writer_done``, and the next
-    reads the half this one wrote.
+    its low bits when R <= F * l). Before the first pass, with presort, a
+    :class:`PresortChoice` says whether the tree starts from runs of a beat. A
+    :class:`PassSizer` sizes the pass, a step each; the pass's write and packer commands go
+    first (:class:`PassCommands`: the tree's output needs them), then ``begin_leaves`` pulses with
+    ``plan`` for the leaf pipeline, which says ``issued`` once its commands are out. The pass
+    ends with the write engine's ``writer_done``, and the next reads the half this one wrote.
+    ``records``: the tree's, latched at ``start``.
     """
 
     def __init__(self, shape, reused):
@@ -264,8 +264,9 @@ class PassPlanner(wiring.Component):
             "writer_cmd": Out(stream.Signature(write_command_layout(p, 1, 1,
                                                                     shape.length_bits))),
             "packer_cmd": Out(stream.Signature(packer_command_layout(COUNT_BITS))),
+            "tree_records": Out(COUNT_BITS),
             "plan": Out(pass_layout(shape)),
-            "begin": Out(1),                       # a phase-1 pass's leaves
+            "begin_leaves": Out(1),                       # a phase-1 pass's leaves
             "hold": Out(1),                        # the pass's commands are not yet taken
         }
         if shape.presort:
@@ -277,49 +278,50 @@ class PassPlanner(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        c, plan = self.shape, self.plan
+        c, records = self.shape, self.tree_records
         final, leaf_bits = c.runs_per_tree, exact_log2(c.leaves)
         final_bits = exact_log2(final)
         m.submodules.commands = commands = PassCommands(c)
+        m.submodules.sizer = sizer = PassSizer(c)
         wiring.connect(m, commands.writer_cmd, wiring.flipped(self.writer_cmd))
         wiring.connect(m, commands.packer_cmd, wiring.flipped(self.packer_cmd))
-        m.d.comb += [commands.records.eq(plan.records), commands.writer_done.eq(self.writer_done),
-                     self.hold.eq(commands.hold)]
         runs = Signal(COUNT_BITS)                 # runs in the source half
-        every_leaf = Signal()                     # R > F * l: every leaf active
-        last_pass = Signal()                      # R <= F: phase 1 ends
-        last_active_log2 = Signal(range(leaf_bits + 1))
-        active_log2 = Signal(range(leaf_bits + 1))
-        q = Signal(COUNT_BITS)
-        q1 = Signal(COUNT_BITS + 1)
-        rem = Signal(leaf_bits + 1)
-        groups = Signal(COUNT_BITS)               # runs the pass leaves
         fewer_active = Signal(range(leaf_bits + 1))   # log2 of the active leaves R needs
         per_run = (runs[:final_bits + leaf_bits] - 1)[final_bits:]
         for bit in range(leaf_bits):
             with m.If(per_run[bit]):
                 m.d.comb += fewer_active.eq(bit + 1)
+        last_pass = Signal()                      # R <= F: phase 1 ends
+        m.d.comb += [
+            commands.records.eq(records), commands.writer_done.eq(self.writer_done),
+            commands.issue.eq(sizer.issue),
+            commands.addr.eq(Mux(self.half, self.halves[0], self.halves[1])),
+            self.hold.eq(commands.hold),
+            sizer.runs.eq(runs), sizer.run_log2.eq(self.run_log2),
+            sizer.source.eq(Mux(self.half, self.halves[1], self.halves[0])),
+            self.plan.eq(sizer.plan), self.begin_leaves.eq(sizer.begin_leaves),
+        ]
         first_decision = Signal()                 # the job's first decision is still to come
         if c.presort:
             m.submodules.presort = presort = PresortChoice(c)
-            m.d.comb += presort.records.eq(plan.records)
+            m.d.comb += presort.records.eq(records)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [plan.records.eq(self.records), runs.eq(self.records),
+                    m.d.sync += [records.eq(self.records), runs.eq(self.records),
                                  self.run_log2.eq(0), self.half.eq(0), self.done.eq(0)]
                     if c.presort:
                         m.d.sync += [first_decision.eq(1), self.sort_beats.eq(0)]
                     m.next = "DECIDE"
                 if self.reused:
                     with m.If(self.start_phase2):
-                        m.d.comb += self.begin_phase2.eq(1)
-                        m.d.sync += [plan.run_log2.eq(COUNT_BITS), plan.groups.eq(1),
-                                     self.phase2_issued.eq(0)]
+                        m.d.comb += [self.begin_phase2.eq(1), sizer.phase2.eq(1)]
+                        m.d.sync += self.phase2_issued.eq(0)
                         m.next = "PHASE2"
             with m.State("DECIDE"):
-                m.d.sync += [every_leaf.eq(runs > (final << leaf_bits)),
-                             last_active_log2.eq(fewer_active), last_pass.eq(runs <= final)]
+                m.d.sync += [sizer.every_leaf.eq(runs > (final << leaf_bits)),
+                             sizer.last_active_log2.eq(fewer_active),
+                             last_pass.eq(runs <= final)]
                 m.next = "DECIDED"
             with m.State("DECIDED"):
                 with m.If(last_pass):
@@ -331,7 +333,8 @@ class PassPlanner(wiring.Component):
                         m.d.comb += presort.start.eq(1)
                         m.next = "PRESORT"
                 with m.Else():
-                    m.next = "ACTIVE"
+                    m.d.comb += sizer.start.eq(1)
+                    m.next = "SIZE"
             if c.presort:
                 with m.State("PRESORT"):
                     with m.If(presort.done):
@@ -340,36 +343,16 @@ class PassPlanner(wiring.Component):
                                          self.run_log2.eq(exact_log2(c.rate)),
                                          self.sort_beats.eq(1)]
                         m.next = "DECIDE"
-            with m.State("ACTIVE"):
-                a_log2 = Mux(every_leaf, leaf_bits, last_active_log2)
-                m.d.sync += [active_log2.eq(a_log2),
-                             plan.spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >> a_log2)]
-                m.next = "SIZE"
             with m.State("SIZE"):
-                m.d.comb += [commands.issue.eq(1),
-                             commands.addr.eq(Mux(self.half, self.halves[0], self.halves[1]))]
-                m.d.sync += [q.eq(runs >> active_log2),
-                             rem.eq(runs[:leaf_bits] & ((1 << active_log2) - 1)),
-                             plan.source.eq(Mux(self.half, self.halves[1], self.halves[0]))]
-                m.next = "SIZE2"
-            with m.State("SIZE2"):
-                m.d.sync += [groups.eq(q + (rem != 0)), q1.eq(q + 1),
-                             plan.threshold.eq((1 << active_log2) - rem),
-                             plan.threshold_less.eq((1 << active_log2) - rem - 1)]
-                m.next = "SIZE3"
-            with m.State("SIZE3"):
-                m.d.comb += self.begin.eq(1)
-                m.d.sync += [plan.q_span.eq(q << self.run_log2),
-                             plan.q1_span.eq(q1 << self.run_log2),
-                             plan.run_log2.eq(self.run_log2), plan.groups.eq(groups)]
-                m.next = "LEAVES"
+                with m.If(sizer.begin_leaves):
+                    m.next = "LEAVES"
             with m.State("LEAVES"):
                 with m.If(self.issued):
                     m.next = "WAIT"
             with m.State("WAIT"):
                 with m.If(commands.written):
-                    m.d.sync += [runs.eq(groups),
-                                 self.run_log2.eq(self.run_log2 + active_log2),
+                    m.d.sync += [runs.eq(sizer.groups),
+                                 self.run_log2.eq(self.run_log2 + sizer.active_log2),
                                  self.half.eq(~self.half)]
                     if c.presort:
                         m.d.sync += self.sort_beats.eq(0)
@@ -379,6 +362,63 @@ class PassPlanner(wiring.Component):
                     with m.If(self.issued):
                         m.d.sync += self.phase2_issued.eq(1)
                         m.next = "IDLE"
+        return m
+
+
+class PassSizer(wiring.Component):
+    """A phase-1 pass's sizes, a step each after ``start``, from its ``runs`` of
+    ``2**run_log2`` records: the active leaves a (all of them with ``every_leaf``, else
+    ``2**last_active_log2``) and their spread, every (l / a)-th leaf; q = R / a runs per
+    active leaf and rem of them one more (see plan.leaf_regions), the runs the pass leaves
+    (``groups``); then the spans in records. ``issue`` pulses in the second step (the pass's
+    write and packer commands go then), ``begin_leaves`` in the fourth, with ``plan`` whole.
+    ``phase2``: the plan for phase 2's leaves (the feeders' runs whole, one group)."""
+
+    def __init__(self, shape):
+        leaf_bits = exact_log2(shape.leaves)
+        self.shape = shape
+        super().__init__({
+            "start": In(1),
+            "phase2": In(1),
+            "runs": In(COUNT_BITS),
+            "run_log2": In(range(COUNT_BITS + 1)),
+            "every_leaf": In(1),                   # (registered by the planner's DECIDE)
+            "last_active_log2": In(range(leaf_bits + 1)),
+            "source": In(shape.axi.addr_width),
+            "plan": Out(pass_layout(shape)),
+            "groups": Out(COUNT_BITS),
+            "active_log2": Out(range(leaf_bits + 1)),
+            "issue": Out(1),
+            "begin_leaves": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        plan, leaf_bits = self.plan, exact_log2(self.shape.leaves)
+        q, q1, rem = Signal(COUNT_BITS), Signal(COUNT_BITS + 1), Signal(leaf_bits + 1)
+        steps = Signal(4)                          # one-hot: the step under way
+        m.d.sync += steps.eq(Cat(self.start, steps[:3]))
+        m.d.comb += [self.issue.eq(steps[1]), self.begin_leaves.eq(steps[3])]
+        a_log2 = self.active_log2
+        with m.If(steps[0]):
+            m.d.sync += [a_log2.eq(Mux(self.every_leaf, leaf_bits, self.last_active_log2)),
+                         plan.spread_mask.eq(C((1 << leaf_bits) - 1, leaf_bits) >>
+                                             Mux(self.every_leaf, leaf_bits,
+                                                 self.last_active_log2))]
+        with m.If(steps[1]):
+            m.d.sync += [q.eq(self.runs >> a_log2),
+                         rem.eq(self.runs[:leaf_bits] & ((1 << a_log2) - 1)),
+                         plan.source.eq(self.source)]
+        with m.If(steps[2]):
+            m.d.sync += [self.groups.eq(q + (rem != 0)), q1.eq(q + 1),
+                         plan.threshold.eq((1 << a_log2) - rem),
+                         plan.threshold_less.eq((1 << a_log2) - rem - 1)]
+        with m.If(steps[3]):
+            m.d.sync += [plan.q_span.eq(q << self.run_log2),
+                         plan.q1_span.eq(q1 << self.run_log2),
+                         plan.run_log2.eq(self.run_log2), plan.groups.eq(self.groups)]
+        with m.If(self.phase2):
+            m.d.sync += [plan.run_log2.eq(COUNT_BITS), plan.groups.eq(1)]
         return m
 
 
@@ -481,7 +521,7 @@ class LeafRegions(wiring.Component):
     The pipeline moves when neither queue's second entry is taken, which it knows from
     flip-flops: no ready reaches its registers, and both streams can still take a command
     every cycle (the read engine then serves every leaf's first burst before any second one).
-    It waits while ``hold``. ``begin`` starts a phase-1 pass's leaves, ``begin_phase2`` phase
+    It waits while ``hold``. ``begin_leaves`` starts a phase-1 pass's leaves, ``begin_phase2`` phase
     2's (leaf j reading run ``j % F`` of group tree ``j // F``); ``issued`` (registered) once
     the last leaf's commands have left the queues.
     """
@@ -494,7 +534,8 @@ class LeafRegions(wiring.Component):
                                                 "addr": p.addr_width, "records": COUNT_BITS})
         members = {
             "plan": In(pass_layout(shape)),
-            "begin": In(1),
+            "records": In(COUNT_BITS),             # the tree's
+            "begin_leaves": In(1),
             "hold": In(1),
             "feeder_cmd": Out(stream.Signature(feeder_command_layout(COUNT_BITS)))
             .array(shape.leaves),
@@ -525,7 +566,8 @@ class LeafRegions(wiring.Component):
 
         # Step 1: the leaf's span (LeafSpans). Step 2: first and end records, before clipping.
         m.submodules.spans = spans = LeafSpans(c, self.reused)
-        m.d.comb += [spans.plan.eq(plan), spans.begin.eq(self.begin), spans.advance.eq(advance)]
+        m.d.comb += [spans.plan.eq(plan), spans.records.eq(self.records),
+                     spans.begin_leaves.eq(self.begin_leaves), spans.advance.eq(advance)]
         if self.reused:
             m.d.comb += spans.begin_phase2.eq(self.begin_phase2)
             for name in group_members(c):
@@ -536,7 +578,7 @@ class LeafRegions(wiring.Component):
         end = Signal(SPAN_BITS)
         m.d.comb += end.eq(base + s1.span)
         # Step 3: the end clipped to the tree's records; empty past it.
-        limit = s2.limit if self.reused else plan.records
+        limit = s2.limit if self.reused else self.records
         nonzero = s2.nonzero & (s2.first < limit)
         with m.If(advance):
             m.d.sync += [s2.eq(s1), s2.first.eq(base), s2.end.eq(end)]
@@ -560,7 +602,7 @@ class LeafRegions(wiring.Component):
         ]
         # Registered for the planner, which moves on a cycle later: the feeders' handshakes
         # stay out of its state logic. (The last leaf's commands leave the queues this cycle.)
-        with m.If(self.begin | (self.begin_phase2 if self.reused else 0)):
+        with m.If(self.begin_leaves | (self.begin_phase2 if self.reused else 0)):
             m.d.sync += self.issued.eq(0)
         with m.Else():
             m.d.sync += self.issued.eq(~spans.injecting & ~s1.valid & ~s2.valid & ~s3.valid &
@@ -582,7 +624,7 @@ class LeafRegions(wiring.Component):
 
 
 class LeafSpans(wiring.Component):
-    """Step 1 of the leaf pipeline: the leaves in turn from ``begin``, one per ``advance``,
+    """Step 1 of the leaf pipeline: the leaves in turn from ``begin_leaves``, one per ``advance``,
     each with its span of records (``step``). Phase 1: active leaves are spread, every
     (l / a)-th one, and active leaf k takes q + (k >= a - rem) runs (see plan.leaf_regions);
     which leaves are active and which take q + 1 runs is counted along with the leaf, in
@@ -594,7 +636,8 @@ class LeafSpans(wiring.Component):
         self.shape, self.reused = shape, reused
         members = {
             "plan": In(pass_layout(shape)),
-            "begin": In(1),
+            "records": In(COUNT_BITS),             # the tree's
+            "begin_leaves": In(1),
             "advance": In(1),
             "step": Out(stage_layout(shape)),
             "injecting": Out(1),
@@ -630,7 +673,7 @@ class LeafSpans(wiring.Component):
                 m.d.sync += [s1.leaf.eq(leaf), s1.restart.eq(leaf == 0), s1.span.eq(span),
                              s1.nonzero.eq(is_active)]   # q + 1 >= 1 and q >= 1 when a <= R
                 if self.reused:
-                    m.d.sync += [s1.limit.eq(plan.records), s1.source.eq(plan.source)]
+                    m.d.sync += [s1.limit.eq(self.records), s1.source.eq(plan.source)]
                     tree = leaf >> final_bits
                     halves = self.group_halves[tree]
                     with m.If(in_phase2):
@@ -641,7 +684,7 @@ class LeafSpans(wiring.Component):
                             s1.limit.eq(self.group_records[tree]),
                             s1.source.eq(Mux(self.group_half[tree], halves[1], halves[0])),
                         ]
-        with m.If(self.begin):
+        with m.If(self.begin_leaves):
             m.d.sync += [leaf.eq(0), self.injecting.eq(1), in_phase2.eq(0), gap.eq(0),
                          k_next.eq(0), more.eq(plan.threshold == 0)]
         if self.reused:

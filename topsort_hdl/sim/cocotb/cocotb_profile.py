@@ -32,14 +32,6 @@ from .cocotb_kernel import CONFIG, bring_up, check_sorted, sort_records
 TREE = int(os.environ.get("TOPSORT_PROFILE_TREE", "0"))
 PAUSE = float(os.environ.get("TOPSORT_PAUSE", "0"))
 SEED = int(os.environ.get("TOPSORT_SEED", "1"))
-# TreeController's FSM states, numbered by Amaranth in order of first mention: IDLE, DECIDE,
-# DECIDED, ACTIVE, SIZE, SIZE2, SIZE3, LEAVES, WAIT (a reused tree's controller mentions PHASE2
-# third, and with presort PRESORT comes before ACTIVE and PRESORT2 after it).
-# tests/sim/test_profile.py fails (no pass seen) if they move.
-_BEFORE = (TREE in CONFIG.reused_trees) + 2 * CONFIG.presort
-LEAVES, WAIT = 7 + _BEFORE, 8 + _BEFORE
-
-
 def _high(signal):
     value = signal.value
     return value.is_resolvable and int(value) == 1
@@ -91,14 +83,17 @@ async def _sample(dut, rows):
     roots = [getattr(datapath, f"writer{TREE}"), datapath.phase2_writer]   # their inputs
     port = {name: getattr(dut, f"m{TREE:02d}_axi_{name}") for name in
             ("arvalid", "arready", "rvalid", "rready", "rlast", "wvalid", "wready")}
-    cycle, outstanding, state, in_phase2 = 0, 0, 0, False
+    # A pass runs from the cycle after its planner begins its leaves to the cycle its half
+    # flips (its write is done).
+    planner = control.planner
+    cycle, outstanding, in_phase2, began, half = 0, 0, False, False, 0
     window, passes = None, 0
     while True:
         await FallingEdge(dut.ap_clk)
         cycle += 1
-        previous, state = state, int(control.fsm_state.value)
+        previous_half, half = half, int(control.half.value)
         phase2 = _high(kernel.phase2)
-        if state == LEAVES and previous != LEAVES:
+        if began:
             window = _Window(passes, cycle)
             passes += 1
         if phase2 and not in_phase2:
@@ -112,10 +107,11 @@ async def _sample(dut, rows):
                           _high(root.i__valid) and not _high(root.i__ready),
                           outstanding, _high(port["arvalid"]))
             outstanding += ar - (r and _high(port["rlast"]))
-            if (previous == WAIT and state != WAIT) or (in_phase2 and not phase2):
+            if (not phase2 and half != previous_half) or (in_phase2 and not phase2):
                 rows.append(window.close(cycle))
                 window = None
         in_phase2 = phase2
+        began = _high(planner.begin_leaves)
 
 
 @cocotb.test()
