@@ -457,18 +457,19 @@ class BurstIssuer(wiring.Component):
         plans = [LeafBursts(e) for _ in range(leaves)]
         for i, plan in enumerate(plans):
             m.submodules[f"leaf{i}"] = plan
-        granting = Signal()                  # granted.any()
-        advancing = Signal(leaves)           # one-hot: the leaf whose burst went to AR last cycle
-        advanced = Signal()                  # advancing.any()
+        grant_any = Signal()                 # granted.any()
+        on_ar = Signal(leaves)               # one-hot: the leaf whose burst is on AR (granted
+        #                                      last cycle: its address and count advance now)
+        on_ar_any = Signal()                 # on_ar.any()
         outstanding = Signal(range(e.max_outstanding + 1))
         mask = Signal(leaves)                # the leaves above the one granted last
         pick, requested = round_robin(m, Cat(plan.request for plan in plans), mask, "arbiter")
-        can_grant = ~granting & (~ar.valid | ar.ready) & (outstanding < e.max_outstanding)
+        can_grant = ~grant_any & (~ar.valid | ar.ready) & (outstanding < e.max_outstanding)
         m.d.sync += [
             self.granted.eq(Mux(can_grant, pick, 0)),
-            granting.eq(can_grant & requested),
-            advancing.eq(self.granted),
-            advanced.eq(granting),
+            grant_any.eq(can_grant & requested),
+            on_ar.eq(self.granted),
+            on_ar_any.eq(grant_any),
             # Bursts granted and not yet returned (a grant counts before its AR handshake).
             outstanding.eq(outstanding + (can_grant & requested) - self.burst_done),
         ]
@@ -476,7 +477,7 @@ class BurstIssuer(wiring.Component):
         m.d.sync += granted_index.eq(one_hot_select(pick, [C(i, leaf_bits)
                                                             for i in range(leaves)]))
         # (compares with the index: prefix ORs of the one-hot would chain)
-        with m.If(granting):
+        with m.If(grant_any):
             m.d.sync += mask.eq(Cat(granted_index < i for i in range(leaves)))
 
         with m.If(ar.ready):
@@ -487,7 +488,7 @@ class BurstIssuer(wiring.Component):
         chosen_len = Signal.like(plans[0].burst_len)
         # (by the index through multiplexers: fewer LUTs than AND-OR over wide fields)
         m.d.comb += chosen_len.eq(Array(plan.burst_len for plan in plans)[granted_index])
-        with m.If(granting):
+        with m.If(grant_any):
             m.d.sync += [
                 ar.valid.eq(1),
                 ar.payload.addr.eq(Cat(C(0, lane_bits),
@@ -503,23 +504,23 @@ class BurstIssuer(wiring.Component):
         update = Signal(plans[0].update.shape())
         m.d.comb += [
             # (the leaf's own returning flag, not the decoded one: one LUT to each leaf)
-            self.loading.eq(Mux(self.region.valid & ~advanced & region.load,
+            self.loading.eq(Mux(self.region.valid & ~on_ar_any & region.load,
                                 region.hot & ~self.returning, 0)),
             # (not while a leaf's address advances: they share the wires)
-            self.region.ready.eq(~advanced & ~(self.returning & region.hot).any()),
+            self.region.ready.eq(~on_ar_any & ~(self.returning & region.hot).any()),
             left.eq(issued_left - issued_len),
-            update.next_beat.eq(Mux(advanced, ar.payload.addr[lane_bits:] + issued_len,
+            update.next_beat.eq(Mux(on_ar_any, ar.payload.addr[lane_bits:] + issued_len,
                                     region.next_beat)),
-            update.left.eq(Mux(advanced, left, region.beats)),
+            update.left.eq(Mux(on_ar_any, left, region.beats)),
             # (a region is not empty)
-            update.pending.eq(~advanced | ~issued_closing),
-            update.narrow.eq(Mux(advanced, left[burst_bits + 1:] == 0, region.narrow)),
-            self.busy.eq(granting | ar.valid | (outstanding != 0)),
+            update.pending.eq(~on_ar_any | ~issued_closing),
+            update.narrow.eq(Mux(on_ar_any, left[burst_bits + 1:] == 0, region.narrow)),
+            self.busy.eq(grant_any | ar.valid | (outstanding != 0)),
         ]
         for i, plan in enumerate(plans):
             m.d.comb += [
                 plan.short_bursts.eq(self.short_bursts), plan.granted.eq(self.granted[i]),
-                plan.advancing.eq(advancing[i]), plan.loading.eq(self.loading[i]),
+                plan.on_ar.eq(on_ar[i]), plan.loading.eq(self.loading[i]),
                 plan.freed.eq(self.freed[i]), plan.update.eq(update),
                 self.closing[i].eq(plan.closing),
             ]
@@ -549,7 +550,7 @@ class LeafBursts(wiring.Component):
         super().__init__({
             "short_bursts": In(1),
             "granted": In(1),
-            "advancing": In(1),          # the leaf's burst went to AR last cycle
+            "on_ar": In(1),              # the leaf's burst is on AR (granted last cycle)
             "loading": In(1),            # the leaf takes a region
             "freed": In(1),
             # (the shared adder's: the leaf's next address and count, after either)
@@ -578,7 +579,7 @@ class LeafBursts(wiring.Component):
         # to_issue <= to_boundary: only its low bits can be, the rest are zero (narrow).
         low = self.to_issue[:burst_bits + 1]
         requests = Signal()                  # request's next value
-        m.d.comb += requests.eq(pending & ~settling & ~self.granted & ~self.advancing &
+        m.d.comb += requests.eq(pending & ~settling & ~self.granted & ~self.on_ar &
                                 (committed + self.burst_len <= e.buffer_beats))
         # (a request's length is the one its room was checked with: held from that check)
         with m.If(~requests):
@@ -588,10 +589,10 @@ class LeafBursts(wiring.Component):
             ]
         m.d.sync += [
             self.request.eq(requests),
-            settling.eq(self.loading | self.advancing),
+            settling.eq(self.loading | self.on_ar),
             committed.eq(committed + Mux(self.granted, self.burst_len, 0) - self.freed),
         ]
-        with m.If(self.advancing | self.loading):
+        with m.If(self.on_ar | self.loading):
             m.d.sync += [self.next_beat.eq(self.update.next_beat),
                          self.to_issue.eq(self.update.left),
                          pending.eq(self.update.pending), narrow.eq(self.update.narrow)]
@@ -639,36 +640,37 @@ class ReturnTracker(wiring.Component):
             expected.eq(r.valid & (rid < leaves) & self.returning.bit_select(rid, 1)),
         ]
         m.d.sync += self.stray.eq(r.valid & (~expected | (r.payload.resp != RESP_OKAY)))
-        closed = Signal(leaves)              # the leaf's closing burst is granted
-        final = Signal(leaves)               # the leaf's next RLAST ends its region
+        closing_granted = Signal(leaves)     # the leaf's closing burst is granted
+        last_due = Signal(leaves)            # the leaf's next RLAST ends its region
         first = Signal(leaves)
         begin = [Signal(range(lanes), name=f"begin{i}") for i in range(leaves)]
         end = [Signal(range(1, lanes + 1), name=f"end{i}") for i in range(leaves)]
         for i in range(leaves):
             # A burst is in flight from its grant (before AR: none of its beats is back yet) to
-            # its RLAST. ``final`` is registered from the count and what changes it this cycle.
+            # its RLAST. ``last_due`` is registered from the count and what changes it this
+            # cycle.
             count = Signal(range(e.max_outstanding + 1), name=f"inflight{i}")
             done = Signal(name=f"burst_done{i}")
-            closes = Signal(name=f"closes{i}")
+            closes_next = Signal(name=f"closes_next{i}")
             m.d.comb += [done.eq(arriving[i] & r.payload.last),
-                         closes.eq(closed[i] | self.granted[i] & self.closing[i])]
+                         closes_next.eq(closing_granted[i] | self.granted[i] & self.closing[i])]
             m.d.sync += [
                 count.eq(count + self.granted[i] - done),
-                closed[i].eq(closes),
-                final[i].eq(closes & Mux(self.granted[i] == done, count == 1,
+                closing_granted[i].eq(closes_next),
+                last_due[i].eq(closes_next & Mux(self.granted[i] == done, count == 1,
                                          Mux(self.granted[i], count == 0, count == 2))),
             ]
             with m.If(arriving[i]):
                 m.d.sync += first[i].eq(0)
-                with m.If(r.payload.last & final[i]):
+                with m.If(r.payload.last & last_due[i]):
                     m.d.sync += self.returning[i].eq(0)
             # (never with a beat for the leaf: it takes a region only once none is due, so
             # none of its bursts is in flight)
             with m.If(self.loading[i]):
-                m.d.sync += [closed[i].eq(0), final[i].eq(0), first[i].eq(1),
+                m.d.sync += [closing_granted[i].eq(0), last_due[i].eq(0), first[i].eq(1),
                              begin[i].eq(self.begin), end[i].eq(self.end),
                              self.returning[i].eq(1)]
-        last_beat = r.payload.last & final.bit_select(rid, 1)
+        last_beat = r.payload.last & last_due.bit_select(rid, 1)
         store = self.stores.payload
         m.d.comb += [
             self.stores.valid.eq(expected),
@@ -757,7 +759,7 @@ class LeafBuffers(wiring.Component):
     carry one bit more than a slot index (full and empty differ). A slot is never written and
     read in one cycle (it is read only while it holds a beat, written only once free), so no
     tool need emulate read-before-write on a collision (Yosys' emulation delays the write a
-    cycle and puts a multiplexer between the block RAM's output and ``landed``). Yosys reads
+    cycle and puts a multiplexer between the block RAM's output and ``read_beat``). Yosys reads
     ``no_rw_check`` only from Verilog: builds from RTLIL mark this memory's read ports
     themselves (see :data:`LEAF_BUFFER_MEMORY`).
 
@@ -809,40 +811,40 @@ class LeafBuffers(wiring.Component):
 
         registers = [LeafRegisters(e.beat_layout, e.leaf_beats) for _ in range(leaves)]
         stocked = Signal(leaves)             # a leaf has a beat in the memory
-        reads = self.freed                   # one-hot: the leaf read this cycle
-        reading = Signal(leaves)             # one-hot: the leaf read last cycle (lands now)
-        landing = Signal(leaves)             # one-hot: the leaf read two cycles ago
+        read_hot = self.freed                # one-hot: the leaf read this cycle
+        read_hot_1 = Signal(leaves)          # ... last cycle (its beat leaves the memory now)
+        read_hot_2 = Signal(leaves)          # ... two cycles ago (its beat is in read_beat)
         above = Signal(leaves)               # the leaves above the one chosen before
-        # A leaf's registers hold ``held`` beats; with the ones read and landing it wants
+        # A leaf's registers hold ``held`` beats; with the ones read and on their way it wants
         # another while they leave room for it, not in the cycle it is read (``stocked`` does
         # not count that read yet).
         wants = Signal(leaves)
-        m.d.comb += wants.eq(Cat(stocked[i] & ~reads[i] &
-                                 (leaf.held + reading[i] + landing[i] < e.leaf_beats)
+        m.d.comb += wants.eq(Cat(stocked[i] & ~read_hot[i] &
+                                 (leaf.held + read_hot_1[i] + read_hot_2[i] < e.leaf_beats)
                                  for i, leaf in enumerate(registers)))
         m.d.sync += [
-            reads.eq(round_robin(m, wants, above, "reader")[0]),
-            reading.eq(reads),
-            landing.eq(reading),
+            read_hot.eq(round_robin(m, wants, above, "reader")[0]),
+            read_hot_1.eq(read_hot),
+            read_hot_2.eq(read_hot_1),
         ]
         # From the one-hot choice by AND-OR: no priority chain on the way to the address.
         slot = Signal(slot_bits)
         index = Signal(leaf_bits)
-        with m.If(reads.any()):
+        with m.If(read_hot.any()):
             m.d.sync += above.eq(Cat(index < i for i in range(leaves)))
-        landed = Signal(e.beat_layout)       # the memory's read data, in a register
+        read_beat = Signal(e.beat_layout)    # the memory's read data, in a register
         m.d.comb += [
-            slot.eq(one_hot_select(reads, [r[:slot_bits] for r in rptr])),
-            index.eq(one_hot_select(reads, [C(i, leaf_bits) for i in range(leaves)])),
+            slot.eq(one_hot_select(read_hot, [r[:slot_bits] for r in rptr])),
+            index.eq(one_hot_select(read_hot, [C(i, leaf_bits) for i in range(leaves)])),
             read.addr.eq(Cat(slot, index)),
-            read.en.eq(reads.any()),
+            read.en.eq(read_hot.any()),
         ]
-        m.d.sync += landed.eq(read.data)
+        m.d.sync += read_beat.eq(read.data)
         for i, leaf in enumerate(registers):
             m.submodules[f"leaf{i}"] = leaf
             wiring.connect(m, leaf.o, wiring.flipped(self.leaf[i]))
-            m.d.comb += [leaf.landing.eq(landing[i]), leaf.beat.eq(landed)]
-            next_r = rptr[i] + reads[i]
+            m.d.comb += [leaf.load.eq(read_hot_2[i]), leaf.beat.eq(read_beat)]
+            next_r = rptr[i] + read_hot[i]
             m.d.sync += [wptr[i].eq(wptr[i] + store.hot[i]), rptr[i].eq(next_r),
                          stocked[i].eq(wptr[i] != next_r[:slot_bits + 1])]
         return m
@@ -850,13 +852,13 @@ class LeafBuffers(wiring.Component):
 
 class LeafRegisters(wiring.Component):
     """A leaf's ``depth`` beat registers in a ring in front of its stream ``o``: each loads
-    only from the buffer memory's read register (``beat``, when ``landing``), so none has a
+    only from the buffer memory's read register (``beat``, when ``load``), so none has a
     multiplexer in front (one register: none behind either). ``held``: the beats in them."""
 
     def __init__(self, beat_layout, depth):
         self._depth = depth
         super().__init__({
-            "landing": In(1),
+            "load": In(1),
             "beat": In(beat_layout),
             "o": Out(stream.Signature(beat_layout)),
             "held": Out(range(depth + 1)),
@@ -872,11 +874,11 @@ class LeafRegisters(wiring.Component):
         into = Signal(range(depth), name="into") if depth > 1 else C(0, 1)
         out = Signal(range(depth), name="out") if depth > 1 else C(0, 1)
         for d in range(depth):
-            with m.If(self.landing & (into == d)):
+            with m.If(self.load & (into == d)):
                 m.d.sync += beats[d].eq(self.beat)
-        m.d.sync += self.held.eq(self.held + self.landing - taken)
+        m.d.sync += self.held.eq(self.held + self.load - taken)
         if depth > 1:
-            with m.If(self.landing):
+            with m.If(self.load):
                 m.d.sync += into.eq(next_slot(into, depth))
             with m.If(taken):
                 m.d.sync += out.eq(next_slot(out, depth))

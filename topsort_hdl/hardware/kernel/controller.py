@@ -490,7 +490,7 @@ class PresortChoice(wiring.Component):
         c = self.shape
         final, leaf_bits = c.runs_per_tree, exact_log2(c.leaves)
         reach = Signal(COUNT_BITS + leaf_bits)   # F * l**k
-        below = Signal()                         # reach < beat_runs
+        reach_short = Signal()                   # reach < beat_runs
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
@@ -498,11 +498,11 @@ class PresortChoice(wiring.Component):
                         (self.records + (c.rate - 1)) >> exact_log2(c.rate))]
                     m.next = "COMPARE"
             with m.State("COMPARE"):
-                m.d.sync += [below.eq(reach < self.beat_runs),
+                m.d.sync += [reach_short.eq(reach < self.beat_runs),
                              self.saves.eq((self.beat_runs > final) & (self.records > reach))]
                 m.next = "SHIFT"
             with m.State("SHIFT"):
-                with m.If(below):
+                with m.If(reach_short):
                     m.d.sync += reach.eq(reach << leaf_bits)
                     m.next = "COMPARE"
                 with m.Else():
@@ -654,18 +654,18 @@ class LeafSpans(wiring.Component):
         leaf = Signal(range(leaves))              # the next leaf to enter
         gap = Signal(leaf_bits)                   # leaves to the next active one
         k_next = Signal(leaf_bits + 1)            # the next active leaf's k
-        more = Signal()                           # k_next >= threshold: q + 1 runs
+        takes_more = Signal()                     # k_next >= threshold: q + 1 runs
         in_phase2 = Signal()
         is_active = gap == 0
         span = Signal(SPAN_BITS)
-        m.d.comb += span.eq(Mux(is_active, Mux(more, plan.q1_span, plan.q_span), 0))
+        m.d.comb += span.eq(Mux(is_active, Mux(takes_more, plan.q1_span, plan.q_span), 0))
         with m.If(self.advance):
             m.d.sync += s1.valid.eq(self.injecting)
             with m.If(self.injecting):
                 m.d.sync += leaf.eq(leaf + 1)
                 with m.If(is_active):
                     m.d.sync += [gap.eq(plan.spread_mask), k_next.eq(k_next + 1),
-                                 more.eq(more | (k_next == plan.threshold_less))]
+                                 takes_more.eq(takes_more | (k_next == plan.threshold_less))]
                 with m.Else():
                     m.d.sync += gap.eq(gap - 1)
                 with m.If(leaf == leaves - 1):
@@ -686,7 +686,7 @@ class LeafSpans(wiring.Component):
                         ]
         with m.If(self.begin_leaves):
             m.d.sync += [leaf.eq(0), self.injecting.eq(1), in_phase2.eq(0), gap.eq(0),
-                         k_next.eq(0), more.eq(plan.threshold == 0)]
+                         k_next.eq(0), takes_more.eq(plan.threshold == 0)]
         if self.reused:
             with m.If(self.begin_phase2):
                 m.d.sync += [leaf.eq(0), self.injecting.eq(1), in_phase2.eq(1)]
