@@ -659,6 +659,8 @@ class LeafSpans(wiring.Component):
         is_active = gap == 0
         span = Signal(SPAN_BITS)
         m.d.comb += span.eq(Mux(is_active, Mux(takes_more, plan.q1_span, plan.q_span), 0))
+        tree = Signal(range(max(2, c.group)))     # the group tree a phase-2 leaf reads
+        m.d.comb += tree.eq(leaf >> final_bits)
         with m.If(self.advance):
             m.d.sync += s1.valid.eq(self.injecting)
             with m.If(self.injecting):
@@ -674,7 +676,6 @@ class LeafSpans(wiring.Component):
                              s1.nonzero.eq(is_active)]   # q + 1 >= 1 and q >= 1 when a <= R
                 if self.reused:
                     m.d.sync += [s1.limit.eq(self.records), s1.source.eq(plan.source)]
-                    tree = leaf >> final_bits
                     halves = self.group_halves[tree]
                     with m.If(in_phase2):
                         m.d.sync += [
