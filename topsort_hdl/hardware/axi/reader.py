@@ -321,6 +321,8 @@ def decoded_region_layout(engine):
     p, lanes = engine.params, engine.params.beat_bytes
     return data.StructLayout({
         "hot": engine.leaves,
+        "leaf": max(1, ceil_log2(engine.leaves)),   # the leaf named, as an index
+        "known": 1,                                  # it exists
         "bad": 1,
         "load": 1,
         "next_beat": p.addr_width - exact_log2(lanes),
@@ -406,6 +408,8 @@ class ReadCommands(wiring.Component):
             m.d.sync += [
                 self.o.valid.eq(1),
                 decoded.hot.eq(Cat(sums.known & (sums.target == i) for i in range(leaves))),
+                decoded.leaf.eq(sums.target),
+                decoded.known.eq(sums.known),
                 decoded.bad.eq(~sums.known | sums.wraps),
                 decoded.load.eq(sums.known & ~sums.wraps & sums.nonzero),
                 decoded.next_beat.eq(sums.next_beat),
@@ -507,7 +511,9 @@ class BurstIssuer(wiring.Component):
             self.loading.eq(Mux(self.region.valid & ~on_ar_any & region.load,
                                 region.hot & ~self.returning, 0)),
             # (not while a leaf's address advances: they share the wires)
-            self.region.ready.eq(~on_ar_any & ~(self.returning & region.hot).any()),
+            # (by the index through a multiplexer: an OR over every leaf's flag was deeper)
+            self.region.ready.eq(~on_ar_any &
+                                 ~(region.known & self.returning.bit_select(region.leaf, 1))),
             left.eq(issued_left - issued_len),
             update.next_beat.eq(Mux(on_ar_any, ar.payload.addr[lane_bits:] + issued_len,
                                     region.next_beat)),

@@ -612,8 +612,8 @@ class LeafRegions(wiring.Component):
     def _feeder_heads(self, m, feeders):
         """The feeder queue's head, to the feeder it names (one-hot) with the pass's runs."""
         head = feeders.o.payload
-        taken = Cat(f.valid & f.ready for f in self.feeder_cmd)
-        m.d.comb += feeders.o.ready.eq(taken.any())
+        # (ready whether or not the head is valid: the feeder it names is ready)
+        m.d.comb += feeders.o.ready.eq((head.hot & Cat(f.ready for f in self.feeder_cmd)).any())
         for j, feeder in enumerate(self.feeder_cmd):
             m.d.comb += [
                 feeder.valid.eq(feeders.o.valid & head.hot[j]),
