@@ -117,8 +117,11 @@ def _skid_environment(m, queue):
 def _skid_proof():
     # The fault: the second entry's flag never rises, so a write behind a busy head is lost.
     broken = sabotaged(SkidBuffer, lambda q, m: m.d.comb.__iadd__(q.i.ready.eq(1)))
-    return Proof("skid-buffer", "SkidBuffer, two entries in registers",
-                 lambda: SkidBuffer(4), lambda: broken(4), _skid_environment, "prove", 8)
+    # (its head one-hot, as the tree controller's feeder queue has it: the conversion proven too)
+    arguments = (2, 4, lambda entry: Cat(entry == k for k in range(4)))
+    return Proof("skid-buffer", "SkidBuffer, two entries in registers, a one-hot head",
+                 lambda: SkidBuffer(*arguments), lambda: broken(*arguments),
+                 _skid_environment, "prove", 8)
 
 
 def _credit_environment(m, credit):

@@ -138,23 +138,31 @@ class RegisteredFlagsFIFO(wiring.Component):
 
 
 class SkidBuffer(wiring.Component):
-    """A queue of two entries of ``shape`` in registers: the head drives ``o`` (payload and
-    ``valid`` flip-flops), and ``i.ready`` is the second entry's free flag, a flip-flop too.
-    An entry written while the head is free (empty, or taken this cycle) goes to the head,
-    otherwise to the second entry; the head takes the second entry when it frees. The writer
-    sees room from a flip-flop, and nothing from ``o.ready`` reaches the head's registers but
-    through their enables: a stage whose consumer is placed far away. ``emptying``: the queue
-    holds nothing after this cycle unless an entry is written.
+    """A queue of two entries in registers: the head drives ``o`` (payload and ``valid``
+    flip-flops), and ``i.ready`` is the second entry's free flag, a flip-flop too. An entry
+    written while the head is free (empty, or taken this cycle) goes to the head, otherwise to
+    the second entry; the head takes the second entry when it frees. The writer sees room from
+    a flip-flop, and nothing from ``o.ready`` reaches the head's registers but through their
+    enables: a stage whose consumer is placed far away. ``emptying``: the queue holds nothing
+    after this cycle unless an entry is written.
+
+    ``i`` carries ``shape``; ``o`` carries ``head_shape``, ``to_head(payload)`` of each entry
+    as it enters the head (by default the entry itself), so a wide form the consumer wants
+    from flip-flops (a one-hot select) costs one register, the second entry keeping the
+    narrow form.
 
     Members
     -------
     i : In(stream.Signature(shape))
-    o : Out(stream.Signature(shape))
+    o : Out(stream.Signature(head_shape))
     emptying : Out(1)
     """
 
-    def __init__(self, shape):
-        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape)),
+    def __init__(self, shape, head_shape=None, to_head=None):
+        assert (head_shape is None) == (to_head is None)
+        self._to_head = to_head or (lambda payload: payload)
+        super().__init__({"i": In(stream.Signature(shape)),
+                          "o": Out(stream.Signature(shape if head_shape is None else head_shape)),
                           "emptying": Out(1)})
 
     def elaborate(self, platform):
@@ -167,18 +175,21 @@ class SkidBuffer(wiring.Component):
         m.d.comb += [i.ready.eq(~second_valid), self.emptying.eq(~second_valid & head_free)]
         with m.If(head_free):
             with m.If(second_valid):
-                m.d.sync += [o.payload.eq(second), o.valid.eq(1), second_valid.eq(0)]
+                m.d.sync += [o.payload.eq(self._to_head(second)), o.valid.eq(1),
+                             second_valid.eq(0)]
             with m.Elif(write):
-                m.d.sync += [o.payload.eq(i.payload), o.valid.eq(1)]
+                m.d.sync += [o.payload.eq(self._to_head(i.payload)), o.valid.eq(1)]
             with m.Else():
                 m.d.sync += o.valid.eq(0)
         with m.Elif(write):
             m.d.sync += [second.eq(i.payload), second_valid.eq(1)]
         if is_formal(platform):
+            def head_form(payload):
+                return Value.cast(self._to_head(payload))
             held_until_taken(m, o.valid, o.ready, Value.cast(o.payload), "head")
             check(m, ~second_valid | o.valid, "a second entry behind no head")
-            order_kept(m, write, Value.cast(i.payload), o.valid & o.ready,
+            order_kept(m, write, head_form(i.payload), o.valid & o.ready,
                        Value.cast(o.payload), o.valid + second_valid, 2, "queue",
                        lambda offset: Mux(offset == 0, Value.cast(o.payload),
-                                          Value.cast(second)))
+                                          head_form(second)))
         return m

@@ -529,7 +529,11 @@ class LeafRegions(wiring.Component):
     def __init__(self, shape, reused):
         p = shape.axi
         self.shape, self.reused = shape, reused
-        self.feeder_layout = data.StructLayout({"hot": shape.leaves, "records": COUNT_BITS})
+        # (the feeder queue's entries name their leaf; its head, one-hot, drives the valids)
+        self.feeder_layout = data.StructLayout({"leaf": range(shape.leaves),
+                                                "records": COUNT_BITS})
+        self.feeder_head_layout = data.StructLayout({"hot": shape.leaves,
+                                                     "records": COUNT_BITS})
         self.reader_layout = data.StructLayout({"target": range(shape.leaves),
                                                 "addr": p.addr_width, "records": COUNT_BITS})
         members = {
@@ -552,7 +556,9 @@ class LeafRegions(wiring.Component):
         c, plan = self.shape, self.plan
         record_bits = exact_log2(c.record_bytes)
         s2, s3 = (Signal(stage_layout(c), name=f"step{k}") for k in (2, 3))
-        m.submodules.feeder_queue = feeders = SkidBuffer(self.feeder_layout)
+        m.submodules.feeder_queue = feeders = SkidBuffer(
+            self.feeder_layout, self.feeder_head_layout,
+            lambda entry: Cat(Cat(entry.leaf == j for j in range(c.leaves)), entry.records))
         m.submodules.reader_queue = readers = SkidBuffer(self.reader_layout)
         self._feeder_heads(m, feeders)
         reader = self.reader_cmd.payload
@@ -592,7 +598,7 @@ class LeafRegions(wiring.Component):
         m.d.comb += [
             length.eq(Mux(s3.nonzero, s3.end - s3.first, 0)),
             feeders.i.valid.eq(s3.valid & readers.i.ready & ~self.hold),
-            feeders.i.payload.hot.eq(1 << s3.leaf),
+            feeders.i.payload.leaf.eq(s3.leaf),
             feeders.i.payload.records.eq(length),
             readers.i.valid.eq(s3.read & feeders.i.ready & ~self.hold),
             readers.i.payload.target.eq(s3.leaf),
