@@ -136,7 +136,7 @@ def test_kernel_modules_are_distinct_and_every_block_is_shared(name):
     assert len(names) == len(set(names))
     paths = verilog_instances(design.text, "topsort")
     config = kernel.config
-    feeders = {paths[f"kernel/datapath/feeder{t}_{j}"] for t in range(config.trees)
+    feeders = {paths[f"kernel/datapath/lane{t}/feeder{j}"] for t in range(config.trees)
                for j in range(config.leaves)}
     assert len(feeders) == 1
     assert design.instances[feeders.pop()] == config.trees * config.leaves

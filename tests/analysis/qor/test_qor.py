@@ -26,6 +26,7 @@ from topsort_hdl.analysis.qor.synth import (
 )
 from topsort_hdl.core.config import PRESETS
 from topsort_hdl.hardware.kernel.kernel import TopSortKernel
+from topsort_hdl.hardware.kernel.lane import TreeLane
 from topsort_hdl.hardware.tree.reuse import ReuseSwitch
 from topsort_hdl.targets.hierarchy import block_census
 from topsort_hdl.targets.kernel_verilog import kernel_verilog
@@ -100,11 +101,13 @@ def test_parts_are_found_without_converting_and_written_as_the_kernels_emission_
     bill = kernel_bill(config, kernel.port_stages, units=True)
     assert set(bill.modules.values()) <= set(emitted.values())
     census = block_census(TopSortKernel(config, kernel.port_stages), TOP,
-                          descend=lambda block: isinstance(block, ReuseSwitch))
-    # Every block cell of the kernel and of its reuse switch (not the ones inside blocks).
+                          descend=lambda block: isinstance(block, (ReuseSwitch, TreeLane)))
+    # Every block cell of the kernel, of its reuse switch and of its lanes (not the ones
+    # inside other blocks).
+    parents = ("kernel", "kernel/datapath", "kernel/datapath/reuse",
+               *(f"kernel/datapath/lane{t}" for t in range(config.trees)))
     counted = {path: module for path, module in emitted.items() if module in design.modules
-               and path.rsplit("/", 1)[0] in ("kernel", "kernel/datapath",
-                                               "kernel/datapath/reuse")}
+               and path.rsplit("/", 1)[0] in parents}
     assert {f"kernel/{path}": module for path, module in census.cells.items()} == counted
 
 

@@ -31,7 +31,8 @@ writes and its cache serves both.
 import fnmatch
 from dataclasses import dataclass
 
-from ...hardware.kernel.kernel import TopSortKernel, merge_record
+from ...hardware.kernel.kernel import TopSortKernel
+from ...hardware.kernel.lane import TreeLane, merge_record
 from ...hardware.merge import FlimsMergeUnit, MmsMergeUnit, SelectMergeUnit
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import MergeTree, tree_merge_unit
@@ -131,7 +132,7 @@ def kernel_bill(config, port_stages=None, units=False):
     c = config
     if port_stages is None:
         port_stages = _port_stages(c)
-    inside = (ReuseSwitch, MergeTree) if units else (ReuseSwitch,)
+    inside = (ReuseSwitch, TreeLane, MergeTree) if units else (ReuseSwitch, TreeLane)
     census = block_census(TopSortKernel(c, port_stages), TOP,
                           descend=lambda block: isinstance(block, inside))
     # (generate's top holds the kernel as its cell "kernel")

@@ -286,7 +286,7 @@ class PnrBlock:
 def pnr_blocks(config):
     """The blocks measured after place and route, for ``config``'s records: a merge unit per
     rate up to 8 (16 and 32 do not fit the 85F) and the demo's two merge trees."""
-    from ...hardware.kernel.kernel import LEAF_DEPTH, merge_record
+    from ...hardware.kernel.lane import LEAF_DEPTH, merge_record
     from ...hardware.tree import MergeTree
     from .blocks import merge_unit
 

@@ -5,7 +5,7 @@ are placed and routed (E = 1 to 8). The MMS figures are the kernel's own
 (``resources.u280.merge_unit_<E>``, ``fmax_mhz.merge_unit_<E>``)."""
 
 from ...core.config import PRESETS
-from ...hardware.kernel.kernel import merge_record
+from ...hardware.kernel.lane import merge_record
 from ...hardware.records import tree_record
 from ...hardware.tree.merge_tree import tree_merge_unit
 from .pnr import PnrBlock

@@ -1,8 +1,7 @@
-"""The two-phase TopSort kernel: its lanes (a read engine, leaf feeders, a tree, a root packer
-and a write engine per tree) wired to the phase-2 switch and the control slave, the job that
-runs them, and the names of its ports. Its Verilog comes from :mod:`.generate`."""
-
-from types import SimpleNamespace
+"""The two-phase TopSort kernel: a :class:`~.lane.TreeLane` per tree (read engine, leaf
+feeders, tree, root packer, write engine and controller) wired to the phase-2 switch, phase 2's
+packer and writer, the control slave, and the job that runs them. Its Verilog comes from
+:mod:`topsort_hdl.targets.kernel_verilog`."""
 
 from amaranth.hdl import (
     C,
@@ -18,7 +17,6 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ...core.boards import HBM_BOARDS
 from ...core.contract import (
     CONTROL_ADDR_WIDTH,
     RECORDS_ARGUMENT,
@@ -28,26 +26,74 @@ from ...core.contract import (
     kernel_counters,
 )
 from ...core.params import COUNT_BITS
-from ..axi import REFILL_CYCLES, AxiReadEngine, AxiWriteEngine, ControlRegisters
+from ..axi import AxiWriteEngine, ControlRegisters
 from ..axi.register_slice import AxiRegisterSlice
 from ..axi.signature import Axi4Signature, AxiLiteSignature
 from ..records import RecordLayout
-from ..tree import MergeTree, ReuseSwitch
-from .controller import ControllerShape, TreeController
-from .feeder import LeafFeeder
+from ..tree import ReuseSwitch
 from .job import JobController
 from .key_order import KeyOrderBeat
+from .lane import LEAF_DEPTH, TreeLane, lane_blocks, merge_record
 from .packer import RootPacker
 from .report import ReportWriter
 
-__all__ = ["TopSortKernel", "merge_record", "tree_read_engine", "port_register_slice"]
+__all__ = ["TopSortKernel", "port_register_slice"]
 
 # The channels of each port whose receivers never refuse a beat: the read engine reserves a
 # burst's room when it issues it and the write engines take every response (RREADY and BREADY
 # stay high), so their register stages need no backpressure. A slice flags a beat they refuse,
 # reported as a read or write error: the assumption is checked, not silent.
 PORT_ALWAYS_READY = ("r", "b")
-LEAF_DEPTH = 4          # the read engine's per-leaf buffers already hold two bursts
+
+
+def port_register_slice(config, stages):
+    """A tree's AXI port through ``stages`` register stages (the floorplan's, across dies)."""
+    return AxiRegisterSlice(config.axi, stages, always_ready=PORT_ALWAYS_READY)
+
+
+class ResetChain:
+    """The datapath's restart on each ap_start, each block from its own register.
+
+    One reset net to every flip-flop of the datapath takes most of a cycle to route alone, and
+    a congested route at that. The registers are taps of a chain (identical registers would be
+    merged by synthesis), so the blocks restart one a cycle after ap_start; the datapath is
+    idle until the controllers start, after the chain. Each block runs in a clock domain of
+    its own (the same clock) whose reset is the kernel's or its tap: a domain, not a
+    ResetInserter, so that a block emitted as a module of its own
+    (:mod:`topsort_hdl.hardware.block`) is reset through its port."""
+
+    def __init__(self, datapath):
+        self.datapath = datapath
+        self.taps = []
+
+    def tap(self, name):
+        """The next register of the chain, for block ``name``."""
+        signal = Signal(name=f"{name}_reset")
+        self.taps.append(signal)
+        return signal
+
+    def block(self, name, elaboratable):
+        """``elaboratable`` into the datapath as ``name``, reset by its own tap."""
+        dp, domain = self.datapath, f"job_{name}"
+        dp.domains += ClockDomain(domain, local=True)
+        dp.d.comb += [ClockSignal(domain).eq(ClockSignal()),
+                      ResetSignal(domain).eq(ResetSignal(allow_reset_less=True) |
+                                             self.tap(name))]
+        dp.submodules[name] = DomainRenamer(domain)(elaboratable)
+        return elaboratable
+
+    def lane(self, name, lane):
+        """``lane`` (a :class:`TreeLane`) into the datapath, a tap for each of its blocks."""
+        self.datapath.submodules[name] = lane
+        self.datapath.d.comb += lane.resets.eq(
+            Cat(self.tap(f"{name}_{block}") for block in lane_blocks(lane.config, lane.reused)))
+        return lane
+
+    def drive(self, m, start):
+        """The chain's registers in ``m``, from ``start``; high at its end the cycle the last
+        block's reset is."""
+        m.d.sync += Cat(self.taps).eq(Cat(start, *self.taps[:-1]))
+        return self.taps[-1]
 
 
 def _port_half(params, channels, from_master):
@@ -56,63 +102,13 @@ def _port_half(params, channels, from_master):
             if channel in channels and master == from_master]
 
 
-def merge_record(config):
-    """The records as the merge logic sees them: the key compared, the value carried; with
-    equal keys ordered by value, the whole record is the key (its bits are the same)."""
-    record_bits = config.key_bits + config.value_bits
-    return RecordLayout(config.compare_bits, record_bits - config.compare_bits)
-
-
-def tree_read_engine(config, reused=False):
-    """Tree ``i``'s read engine (``reused``: one of the phase-2 trees), as the kernel builds it
-    (and the QoR estimate)."""
-    c = config
-    # A tree runs about l bursts behind its reader, a fixed cost per pass: the reused trees'
-    # long phase-2 bursts would quadruple it in every phase-1 pass.
-    return AxiReadEngine(c.axi, c.leaves,
-                         burst_bytes=c.reuse_burst_bytes if reused else c.read_burst_bytes,
-                         short_burst_bytes=c.read_burst_bytes,
-                         max_outstanding=c.read_outstanding,
-                         length_bits=c.length_bits,
-                         buffer_style=HBM_BOARDS[c.board].buffer_ram or None,
-                         leaf_beats=leaf_beats(c),
-                         presort=merge_record(c) if c.presort else None)
-
-
-def port_register_slice(config, stages):
-    """A tree's AXI port through ``stages`` register stages (the floorplan's, across dies)."""
-    return AxiRegisterSlice(config.axi, stages, always_ready=PORT_ALWAYS_READY)
-
-
-def leaf_beats(config):
-    """Beat registers per leaf in front of a read engine's buffer memory: a leaf feeder takes a
-    beat every ``records per beat`` cycles at most, a register refills in
-    :data:`REFILL_CYCLES`."""
-    per_beat = config.data_width // (config.key_bits + config.value_bits)
-    return min(4, -(-REFILL_CYCLES // per_beat))
-
-
-def _connect_read(m, port, reader, keys):
-    """The read half of ``port`` to ``reader``, its data through ``keys`` (a
-    :class:`KeyOrderBeat`)."""
+def _connect_read(m, port, lane):
+    """The read half of ``port`` to ``lane``'s."""
     params = port.signature.params
     for name in _port_half(params, ("ar", "r"), from_master=True):
-        m.d.comb += getattr(port, name).eq(getattr(reader, name))
+        m.d.comb += getattr(port, name).eq(getattr(lane, name))
     for name in _port_half(params, ("ar", "r"), from_master=False):
-        if name == "rdata":
-            m.d.comb += [keys.i.eq(port.rdata), reader.rdata.eq(keys.o)]
-        else:
-            m.d.comb += getattr(reader, name).eq(getattr(port, name))
-
-
-def _write_through(m, source, writer, keys):
-    """``source``'s beats (a stream) into ``writer``'s, their records through ``keys``."""
-    m.d.comb += [
-        writer.i.valid.eq(source.valid),
-        keys.i.eq(source.payload),
-        writer.i.payload.eq(keys.o),
-        source.ready.eq(writer.i.ready),
-    ]
+        m.d.comb += getattr(lane, name).eq(getattr(port, name))
 
 
 def _connect_write(m, port, writer, enable=None):
@@ -176,55 +172,15 @@ class TopSortKernel(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c = self.config
-        record = RecordLayout(c.key_bits, c.value_bits)     # in memory
-        merged = merge_record(c)                            # in the merge logic
-        trees, leaves, reuse, group = c.trees, c.leaves, c.reuse, c.group
+        trees, reuse, group = c.trees, c.reuse, c.group
         regs = m.submodules.registers = self.registers
         wiring.connect(m, wiring.flipped(self.control), regs.s_axi_control)
         m.d.comb += self.interrupt.eq(regs.interrupt)
-        args = regs.args
-        records = args[RECORDS_ARGUMENT]
-        halves = [[args[half_argument(i, h)] for h in (0, 1)] for i in range(trees)]
-        # The job: its control registers, its commands to the trees and phase 2, its report.
+        # The job: its control registers, its commands to the lanes and phase 2, its report.
         job = m.submodules.job = JobController(c, self.register_map)
-        m.d.comb += [job.start.eq(regs.start), job.args.eq(args), regs.ready.eq(job.ready),
+        m.d.comb += [job.start.eq(regs.start), job.args.eq(regs.args), regs.ready.eq(job.ready),
                      regs.done.eq(job.done), regs.idle.eq(job.idle),
                      regs.status.eq(job.status), regs.counters.eq(job.counters)]
-        phase2, job_reset = job.phase2, job.job_reset
-
-        # Everything that moves data restarts on each ap_start, each block from its own
-        # register: one reset net to every flip-flop of the datapath takes most of a cycle to
-        # route alone, and a congested route at that. The registers are taps of a chain
-        # (identical registers would be merged by synthesis), so the blocks restart one a cycle
-        # after ap_start; the datapath is idle until the controllers start, after the chain.
-        # Each block runs in a clock domain of its own (the same clock) whose reset is the
-        # kernel's or its tap: a domain, not a ResetInserter, so that a block emitted as a
-        # module of its own (topsort_hdl.hardware.block) is reset through its port.
-        dp = Module()
-        m.submodules.datapath = dp
-        resets = []
-
-        def block(name, elaboratable):
-            tap = Signal(name=f"{name}_reset")
-            resets.append(tap)
-            domain = f"job_{name}"
-            dp.domains += ClockDomain(domain, local=True)
-            dp.d.comb += [ClockSignal(domain).eq(ClockSignal()),
-                          ResetSignal(domain).eq(ResetSignal(allow_reset_less=True) | tap)]
-            dp.submodules[name] = DomainRenamer(domain)(elaboratable)
-            return elaboratable
-
-        # The job's key order, decoded from its argument and held from ap_start to the end;
-        # each beat's keys are mapped as it enters the kernel and back as it leaves (.key_order).
-        def key_order(name, side, count=c.rate):    # (a beat is a root bundle)
-            keys = dp.submodules[name] = KeyOrderBeat(record, count, side)
-            dp.d.comb += keys.order.eq(job.order)
-            return keys
-
-        reused = {t * group: t for t in range(reuse)}
-        switch = block("reuse", ReuseSwitch(merged, reuse, c.rate, leaves, leaf_depth=LEAF_DEPTH,
-                                            merge_unit=c.merge_unit))
-        controllers, writers, readers, packers = [], [], [], []
         # Each tree's port, through its register stages (none by default).
         ports, overruns = [], []
         for i in range(trees):
@@ -232,130 +188,102 @@ class TopSortKernel(wiring.Component):
             wiring.connect(m, stages.m, wiring.flipped(self.m_axi[i]))
             ports.append(stages.s)
             overruns.append(stages.overrun)
-        m.d.comb += switch.mode.eq(phase2)
-        st = SimpleNamespace(dp=dp, block=block, key_order=key_order, switch=switch,
-                             reused=reused, merged=merged, ports=ports, phase2=phase2,
-                             records=records, halves=halves, controllers=controllers,
-                             writers=writers, readers=readers, packers=packers)
-        for i in range(trees):
-            self._lane(m, st, i)
 
-        writer2, packer2, reporter = self._phase2(m, st, job)
+        m.submodules.datapath = datapath = Module()
+        chain = ResetChain(datapath)
+        switch = chain.block("reuse", ReuseSwitch(merge_record(c), reuse, c.rate, c.leaves,
+                                                  leaf_depth=LEAF_DEPTH,
+                                                  merge_unit=c.merge_unit))
+        m.d.comb += switch.mode.eq(job.phase2)
+        reused = {t * group: t for t in range(reuse)}
+        lanes = [chain.lane(f"lane{i}", TreeLane(c, i in reused)) for i in range(trees)]
+        for i, lane in enumerate(lanes):
+            self._lane_inputs(m, lane, i, regs.args, job)
+            _connect_read(m, ports[i], lane.axi_read)
+        for i, t in reused.items():
+            self._phase2_inputs(m, lanes[i], switch, t, lanes[i:i + group])
+        writer2, reporter = self._phase2(m, chain, job, switch)
+        self._share_write_ports(m, ports, lanes, writer2, reporter, job)
 
         # The job's view of the lanes: errors, ends, passes; the phase-2 commands.
-        m.d.sync += Cat(resets).eq(Cat(job_reset, *resets[:-1]))
         m.d.comb += [
-            job.reset_passed.eq(resets[-1]),
-            job.read_errors.eq(Cat(r.error for r in readers).any() |
+            job.reset_passed.eq(chain.drive(m, job.job_reset)),
+            job.read_errors.eq(Cat(lane.read_error for lane in lanes).any() |
                                Cat(o.r for o in overruns).any()),
-            job.write_errors.eq(Cat(w.error for w in writers).any() | writer2.error |
-                                reporter.error | Cat(o.b for o in overruns).any()),
-            job.trees_done.eq(Cat(ctl.done for ctl in controllers)),
-            job.trees_half.eq(Cat(ctl.half for ctl in controllers)),
-            job.packers_busy.eq(Cat(packer.busy for packer in packers).any()),
+            job.write_errors.eq(Cat(lane.write_error for lane in lanes).any() |
+                                writer2.error | reporter.error |
+                                Cat(o.b for o in overruns).any()),
+            job.trees_done.eq(Cat(lane.done for lane in lanes)),
+            job.trees_half.eq(Cat(lane.half for lane in lanes)),
+            job.packers_busy.eq(Cat(lane.packer_busy for lane in lanes).any()),
             job.phase2_written.eq(writer2.done),
         ]
-        for control in controllers:
-            m.d.comb += control.start.eq(job.start_trees)
-        for t in range(reuse):
-            m.d.comb += controllers[t * group].start_phase2.eq(job.start_phase2)
-        wiring.connect(m, job.phase2_write, writer2.cmd)
-        wiring.connect(m, job.phase2_pack, packer2.cmd)
         return m
 
-    def _lane(self, m, st, i):
-        """Tree ``i``'s lane: its read engine, leaf feeders, tree (or its part of the reuse
-        switch), root packer, write engine and controller, wired to its port."""
-        c, p = self.config, self.config.axi
-        trees, leaves = c.trees, c.leaves
-        dp, block, key_order, switch = st.dp, st.block, st.key_order, st.switch
-        merged, reused, phase2, ports = st.merged, st.reused, st.phase2, st.ports
-        records, halves = st.records, st.halves
-        controllers, packers, writers, readers = (st.controllers, st.packers, st.writers,
-                                                  st.readers)
+    def _lane_inputs(self, m, lane, i, args, job):
+        """Lane ``i``'s share of the records, its buffer halves, the job's start, phase and
+        key order."""
+        trees = self.config.trees
         tree_shift = exact_log2(trees)
-        reader = tree_read_engine(c, reused=i in reused)
-        dp.d.comb += reader.short_bursts.eq(~phase2)
-        writer = AxiWriteEngine(p, 1, burst_bytes=c.write_burst_bytes,
-                                batch_bytes=c.batch_bytes,
-                                max_outstanding=c.write_outstanding, length_bits=c.length_bits)
-        packer = RootPacker(merged, c.rate, COUNT_BITS)
-        control = TreeController(ControllerShape.of(c), reused=i in reused)
-        block(f"reader{i}", reader)
-        block(f"writer{i}", writer)
-        block(f"packer{i}", packer)
-        block(f"controller{i}", control)
-        controllers.append(control)
-        packers.append(packer)
-        writers.append(writer)
-        readers.append(reader)
-        if i in reused:
-            leaf_ports = [switch.i[reused[i] * leaves + j] for j in range(leaves)]
-            root = switch.o[reused[i]]
-        else:
-            tree = block(f"tree{i}", MergeTree(merged, c.rate, leaves, leaf_depth=LEAF_DEPTH,
-                                               merge_unit=c.merge_unit))
-            leaf_ports, root = list(tree.i), tree.o
-        for j in range(leaves):
-            feeder = block(f"feeder{i}_{j}", LeafFeeder(merged, p, COUNT_BITS))
-            wiring.connect(dp, reader.leaf[j], feeder.beats)
-            wiring.connect(dp, feeder.o, leaf_ports[j])
-            wiring.connect(dp, control.feeder_cmd[j], feeder.cmd)
-        wiring.connect(dp, control.reader_cmd, reader.cmd)
-        if c.presort:
-            dp.d.comb += reader.sort_beats.eq(control.sort_beats)
-        wiring.connect(dp, control.packer_cmd, packer.cmd)
-        wiring.connect(dp, root, packer.i)
-        wiring.connect(dp, control.writer_cmd, writer.cmd)
-        dp.d.comb += control.writer_done.eq(writer.done)
-        _write_through(dp, packer.o, writer, key_order(f"write_order{i}", "write"))
-        # Tree i's share of the records; its buffer halves.
+        records = args[RECORDS_ARGUMENT]
         # (the last tree never takes an extra one: no constant compare for it)
         extra = C(i, tree_shift) < records[:tree_shift] if i < trees - 1 else 0
-        share = (records >> tree_shift) + extra
-        m.d.comb += [control.records.eq(share), control.halves[0].eq(halves[i][0]),
-                     control.halves[1].eq(halves[i][1])]
-        _connect_read(m, ports[i], reader.axi, key_order(f"read_order{i}", "read"))
+        m.d.comb += [lane.records.eq((records >> tree_shift) + extra),
+                     lane.halves[0].eq(args[half_argument(i, 0)]),
+                     lane.halves[1].eq(args[half_argument(i, 1)]),
+                     lane.start.eq(job.start_trees), lane.phase2.eq(job.phase2),
+                     lane.order.eq(job.order)]
 
-    def _phase2(self, m, st, job):
-        """Phase 2's root packer and write engine behind the reuse switch, the report writer,
-        and each port's write channels shared among its writers, each in its turn."""
-        c, p = self.config, self.config.axi
-        trees, reuse, group = c.trees, c.reuse, c.group
-        dp, block, key_order, switch = st.dp, st.block, st.key_order, st.switch
-        merged, reused, phase2, ports = st.merged, st.reused, st.phase2, st.ports
-        controllers, writers = st.controllers, st.writers
-        reporting = job.reporting
-        # Phase 2: the reused trees' controllers point their leaves at their group's runs.
-        packer2 = block("phase2_packer", RootPacker(merged, reuse * c.rate, COUNT_BITS))
-        writer2 = block("phase2_writer", AxiWriteEngine(
-            p, reuse, slots=group, burst_bytes=c.write_burst_bytes, batch_bytes=c.batch_bytes,
-            max_outstanding=c.write_outstanding, length_bits=c.length_bits))
+    def _phase2_inputs(self, m, lane, switch, t, group):
+        """Reused lane ``lane`` as the switch's tree ``t``: its leaves and root, and what its
+        controller reads of its ``group``'s lanes."""
+        leaves = self.config.leaves
+        for j in range(leaves):
+            wiring.connect(m, lane.leaves[j], switch.i[t * leaves + j])
+        wiring.connect(m, switch.o[t], lane.root)
+        for s, member in enumerate(group):
+            m.d.comb += [lane.group_records[s].eq(member.records),
+                         lane.group_halves[s].eq(member.halves),
+                         lane.group_half[s].eq(member.half),
+                         lane.group_run_log2[s].eq(member.run_log2)]
+
+    def _phase2(self, m, chain, job, switch):
+        """Phase 2's root packer and write engine behind the reuse switch, and the report
+        writer; their commands from the job."""
+        c, p, reuse = self.config, self.config.axi, self.config.reuse
+        merged, record = merge_record(c), RecordLayout(c.key_bits, c.value_bits)
+        packer2 = chain.block("phase2_packer", RootPacker(merged, reuse * c.rate, COUNT_BITS))
+        writer2 = chain.block("phase2_writer", AxiWriteEngine(
+            p, reuse, slots=c.group, burst_bytes=c.write_burst_bytes,
+            batch_bytes=c.batch_bytes, max_outstanding=c.write_outstanding,
+            length_bits=c.length_bits))
+        dp = chain.datapath
+        keys = dp.submodules.phase2_order = KeyOrderBeat(record, reuse * c.rate, "write")
         wiring.connect(dp, switch.wide, packer2.i)
-        _write_through(dp, packer2.o, writer2,
-                       key_order("phase2_order", "write", reuse * c.rate))
+        dp.d.comb += [keys.order.eq(job.order),
+                      writer2.i.valid.eq(packer2.o.valid), keys.i.eq(packer2.o.payload),
+                      writer2.i.payload.eq(keys.o), packer2.o.ready.eq(writer2.i.ready)]
+        wiring.connect(m, job.phase2_write, writer2.cmd)
+        wiring.connect(m, job.phase2_pack, packer2.cmd)
         # The report, through tree 0's port after phase 2 (its writer sees the port only then).
-        reporter = block("report_writer", ReportWriter(p, job.report_size // p.beat_bytes))
+        reporter = chain.block("report_writer",
+                               ReportWriter(p, job.report_size // p.beat_bytes))
         m.d.comb += [reporter.addr.eq(job.report_addr), reporter.data.eq(job.report),
                      reporter.start.eq(job.report_start), job.report_done.eq(reporter.done)]
-        for i in range(trees):
-            if i in reused:
-                t = reused[i]
-                control = controllers[i]
-                for s in range(group):
-                    member = controllers[t * group + s]
-                    m.d.comb += [
-                        control.group_records[s].eq(member.records),
-                        control.group_halves[s].eq(member.halves),
-                        control.group_half[s].eq(member.half),
-                        control.group_run_log2[s].eq(member.run_log2),
-                    ]
-                _connect_write(m, ports[i], writer2.axi[t], enable=phase2)
-                if i == REPORT_PORT:
-                    _connect_write(m, ports[i], reporter.axi, enable=reporting)
-                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2 & ~reporting)
-                else:
-                    _connect_write(m, ports[i], writers[i].axi[0], enable=~phase2)
+        return writer2, reporter
+
+    def _share_write_ports(self, m, ports, lanes, writer2, reporter, job):
+        """Each port's write channels shared among its writers, each in its turn: a reused
+        tree's lane in phase 1, phase 2's writer (its share) in phase 2, and on the report's
+        port the report writer at the end."""
+        c = self.config
+        for i, (port, lane) in enumerate(zip(ports, lanes, strict=True)):
+            if not lane.reused:
+                _connect_write(m, port, lane.axi_write)
+                continue
+            _connect_write(m, port, writer2.axi[i // c.group], enable=job.phase2)
+            if i == REPORT_PORT:
+                _connect_write(m, port, reporter.axi, enable=job.reporting)
+                _connect_write(m, port, lane.axi_write, enable=~job.phase2 & ~job.reporting)
             else:
-                _connect_write(m, ports[i], writers[i].axi[0])
-        return writer2, packer2, reporter
+                _connect_write(m, port, lane.axi_write, enable=~job.phase2)

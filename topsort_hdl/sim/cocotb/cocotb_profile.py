@@ -79,8 +79,9 @@ class _Window:
 async def _sample(dut, rows):
     kernel = dut.kernel
     datapath = kernel.datapath
-    control = getattr(datapath, f"controller{TREE}")
-    roots = [getattr(datapath, f"writer{TREE}"), datapath.phase2_writer]   # their inputs
+    lane = getattr(datapath, f"lane{TREE}")
+    control = lane.controller
+    roots = [lane.writer, datapath.phase2_writer]   # their inputs
     port = {name: getattr(dut, f"m{TREE:02d}_axi_{name}") for name in
             ("arvalid", "arready", "rvalid", "rready", "rlast", "wvalid", "wready")}
     # A pass runs from the cycle after its planner begins its leaves to the cycle its half

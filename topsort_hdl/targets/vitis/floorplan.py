@@ -122,13 +122,12 @@ def tree_cells(config, tree):
     the reuse switch for a reused tree), leaf feeders, read and write engines with their key
     transforms, packer and controller. Its port's register stages are left to the placer,
     along the way."""
-    datapath = "kernel/datapath"
+    datapath, lane = "kernel/datapath", f"kernel/datapath/lane{tree}"
     reused = {t: i for i, t in enumerate(config.reused_trees)}
-    cells = [f"{datapath}/reuse/tree{reused[tree]}" if tree in reused
-             else f"{datapath}/tree{tree}"]
-    cells += [f"{datapath}/{block}{tree}" for block in ("reader", "read_order", "writer",
-                                                        "write_order", "packer", "controller")]
-    cells += [f"{datapath}/feeder{tree}_{j}" for j in range(config.leaves)]
+    cells = [f"{datapath}/reuse/tree{reused[tree]}" if tree in reused else f"{lane}/tree"]
+    cells += [f"{lane}/{block}" for block in ("reader", "read_order", "writer", "write_order",
+                                              "packer", "controller")]
+    cells += [f"{lane}/feeder{j}" for j in range(config.leaves)]
     return cells
 
 
