@@ -136,10 +136,13 @@ def test_kernel_modules_are_distinct_and_every_block_is_shared(name):
     assert len(names) == len(set(names))
     paths = verilog_instances(design.text, "topsort")
     config = kernel.config
-    feeders = {paths[f"kernel/datapath/lane{t}/feeder{j}"] for t in range(config.trees)
-               for j in range(config.leaves)}
-    assert len(feeders) == 1
-    assert design.instances[feeders.pop()] == config.trees * config.leaves
+    feeders = [paths[f"kernel/datapath/lane{t}/feeder{j}"] for t in range(config.trees)
+               for j in range(config.leaves)]
+    assert len(set(feeders)) == 1
+    # (each lane module, a phase-1 one and a reused one, instantiates a feeder per leaf)
+    lanes = {paths[f"kernel/datapath/lane{t}"] for t in range(config.trees)}
+    assert len(lanes) == 2
+    assert design.instances[feeders[0]] == len(lanes) * config.leaves
 
 
 class _Stored(wiring.Component):

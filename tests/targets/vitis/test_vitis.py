@@ -247,7 +247,7 @@ def test_floorplan_cells_exist_in_the_generated_hierarchy(tiny_u280_project):
     for cell in cells:
         assert fnmatch.filter(instances, cell), cell
     config = config_from("tiny", TINY_U280)
-    placed = [t for t in range(config.trees) for c in cells if c.endswith(f"/reader{t}")]
+    placed = [t for t in range(config.trees) for c in cells if c.endswith(f"/lane{t}/reader")]
     assert placed == list(range(config.trees))
     assert "set top [get_cells -quiet level0_i/ulp/topsort_1/inst]" in tcl
     # The link configuration runs it before opt_design.

@@ -202,6 +202,7 @@ class TopSortKernel(wiring.Component):
             _connect_read(m, ports[i], lane.axi_read)
         for i, t in reused.items():
             self._phase2_inputs(m, lanes[i], switch, t, lanes[i:i + group])
+            m.d.comb += lanes[i].start_phase2.eq(job.start_phase2)
         writer2, reporter = self._phase2(m, chain, job, switch)
         self._share_write_ports(m, ports, lanes, writer2, reporter, job)
 
