@@ -1,9 +1,7 @@
 """The leaf feeder: one memory region's beats, cut into runs, into one rate-1 tree leaf."""
 
-from types import SimpleNamespace
-
 from amaranth.hdl import Array, C, Cat, Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -55,6 +53,10 @@ class LeafFeeder(Block):
     record per cycle; the next beat is taken as the held one's last record goes out, so records
     leave every cycle while beats arrive and ``o`` is ready.
 
+    Its parts: ``cmd`` -> :class:`FeederCommand` (held, then its flags) -> :class:`RunCounter`
+    (where the records are in their runs); ``beats`` -> :class:`HeldBeat` (the record at the
+    held index); the feeder's own flags (active, serving, padding) drive ``o``.
+
     Parameters
     ----------
     record : RecordLayout
@@ -95,148 +97,45 @@ class LeafFeeder(Block):
 
     def elaborate(self, platform):
         m = Module()
-        width = self._record.size
-        per_beat = self._per_beat
-        byte_shift = exact_log2(width // 8)
-        count_bits = self._count_bits
-        # The figures, and the registers and wires the steps share (each adds its own).
-        st = SimpleNamespace(width=width, per_beat=per_beat, byte_shift=byte_shift,
-                             count_bits=count_bits)
+        params, width = self._params, self._record.size
+        m.submodules.command = command = FeederCommand(self._count_bits)
+        m.submodules.runs = runs = RunCounter(self._count_bits)
+        m.submodules.beat = beat = HeldBeat(params, width)
+        wiring.connect(m, wiring.flipped(self.cmd), command.cmd)
+        wiring.connect(m, wiring.flipped(self.beats), beat.beats)
 
-        # The command in progress. Runs are cut at multiples of L, so the record numbered n
-        # (from 1) ends its run when n is a multiple of L, that is when bit log2(L) of the count
-        # changed from n - 1 to n: one count of the records (reset by a command, no load
-        # multiplexer) and that bit of it a record ago tell the run ends, with no mask of L's
-        # bits. The region's last record is the last of the beat marked ``last``, so the count
-        # is not compared with the command's. Runs sent are counted the same way, up from a
-        # reset, and compared with the command's. What the next record ends is registered as it
-        # is counted (flags, not compares behind the counts).
-        st.pending = Signal()                    # a command taken: its flags next cycle
-        st.primed = Signal()                     # the command's flags are ready: it starts
-        st.active = Signal()
-        st.after = Signal(count_bits + 1)        # the number of the record after the next
-        st.run_bit = Signal(count_bits + 1)      # one-hot: bit run_log2 (L, one bit set)
-        st.before = Signal()                     # bit run_log2 of (after - 1)
-        st.run_end = Signal()                    # the next record ends its run
-        st.padding = Signal()                    # every record is out: one pad per run left
-        st.groups = Signal(count_bits)           # the command's runs
-        st.sent = Signal(count_bits + 1)         # runs sent, plus two
-        st.one_left = Signal()                   # one run left to send, the current one
-
-        # The held beat.
-        st.held = Signal(self._params.data_width)
-        st.index = Signal(range(per_beat + 1))   # next record of the held beat
-        st.stop = Signal(range(per_beat + 1))    # one past its last record
-        st.ending = Signal()                     # index + 1 == stop, kept as a flag
-        st.holding = Signal()
-        st.held_last = Signal()                  # the held beat is the region's last
-        st.final = Signal()                      # the next record is the region's last
-        self._records_out(m, st)
-        self._command(m, st)
-        self._next_state(m, st)
-        return m
-
-    def _records_out(self, m, st):
-        """What goes out next: the held beat, the record at index, its run and command ends."""
-        byte_shift, per_beat, width = st.byte_shift, st.per_beat, st.width
         # What goes out next, as flags (padding only while active; serving: active, holding
         # and not padding), so that the handshakes and the held beat's enables are a LUT or
         # two from registers: a feeder sits between a read engine and a tree leaf, and placers
         # spread it.
-        st.serving = Signal()
-        next_active, next_holding = Signal(), Signal()
-        st.next_active = next_active
-        m.d.comb += [st.next_active.eq(st.active), next_holding.eq(st.holding)]
-        m.d.sync += [st.active.eq(st.next_active), st.holding.eq(next_holding)]
-
-        # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
-        # a multiple of the width would cost more LUTs).
-        words = [st.held.word_select(k, width) for k in range(per_beat)]
-        record = Array(words)[st.index[:exact_log2(per_beat)]] if per_beat > 1 else words[0]
+        active, serving, padding = Signal(), Signal(), Signal()
+        next_active = Signal()
         last = Signal()
         step = Signal()                       # a record (or pad) goes out this cycle
-        taken = Signal()                      # a record of the held beat goes out
-        beat_done = Signal()                  # the held beat's last record goes out
         m.d.comb += [
-            st.final.eq(st.held_last & st.ending),
-            last.eq(st.padding | st.run_end | st.final),
-            self.o.valid.eq(st.padding | st.serving),
-            self.o.payload.records[0].eq(Cat(Mux(st.padding, 0, record), st.padding)),
+            last.eq(padding | runs.run_end | beat.final),
+            self.o.valid.eq(padding | serving),
+            self.o.payload.records[0].eq(Cat(Mux(padding, 0, beat.record), padding)),
             self.o.payload.last.eq(last),
             step.eq(self.o.valid & self.o.ready),
-            taken.eq(st.serving & self.o.ready),
-            beat_done.eq(taken & st.ending),
-            self.busy.eq(st.active | st.pending | st.primed),
+            beat.take.eq(serving & self.o.ready),
+            command.active.eq(active),
+            self.busy.eq(active | command.waiting),
+            runs.start.eq(command.start),
+            runs.run_log2.eq(command.run_log2),
+            runs.groups.eq(command.groups),
+            runs.one_group.eq(command.one_group),
+            runs.record.eq(beat.take),
+            runs.run_sent.eq(step & last),
         ]
+        # Active from a command with runs to its last run's end.
+        m.d.comb += next_active.eq(active)
+        with m.If(step & last & runs.one_left):
+            m.d.comb += next_active.eq(0)
+        with m.If(command.start):
+            m.d.comb += next_active.eq(command.any_groups)
+        m.d.sync += active.eq(next_active)
 
-        with m.If(taken):
-            # (from registers: no carry chain in front of the flags, and the bit picked by
-            # a one-hot mask, an AND-OR tree, not a shifter's chain of multiplexers)
-            bit = (st.after & st.run_bit).any()
-            m.d.sync += [
-                st.after.eq(st.after + 1),
-                st.before.eq(bit),
-                st.run_end.eq(bit ^ st.before),
-                st.index.eq(st.index + 1),
-                st.ending.eq(st.index + 2 == st.stop),
-            ]
-            with m.If(st.ending):
-                m.d.comb += next_holding.eq(0)
-        with m.If(step & last):
-            m.d.sync += [st.sent.eq(st.sent + 1), st.one_left.eq(st.sent == st.groups)]
-            with m.If(st.one_left):
-                m.d.comb += st.next_active.eq(0)
-
-        beat = self.beats.payload
-        st.first = Signal.like(st.index)
-        st.end = Signal.like(st.stop)
-        m.d.comb += [
-            st.first.eq(beat.begin >> byte_shift),
-            st.end.eq(beat.end >> byte_shift),
-            self.beats.ready.eq(~st.holding | beat_done),
-        ]
-
-        with m.If(self.beats.valid & self.beats.ready):
-            m.d.sync += [
-                st.held.eq(beat.data),
-                st.index.eq(st.first),
-                st.ending.eq(st.first + 1 == st.end),
-                st.stop.eq(st.end),
-                st.held_last.eq(beat.last),
-            ]
-            m.d.comb += next_holding.eq(st.first < st.end)
-
-    def _command(self, m, st):
-        """A command held a cycle, then its compares a cycle, before it starts."""
-        # A command is held a cycle in a register of its own, then its compares a cycle in
-        # flags, before it starts: the controller that sends it sits far from the leaves, so
-        # its wires end at flip-flops, and the compares end at flip-flops too, not in the
-        # flags' logic behind them.
-        cmd = Signal.like(self.cmd.payload)
-        any_groups, one_group, no_records = Signal(), Signal(), Signal()
-        st.any_groups, st.no_records = any_groups, no_records
-        m.d.comb += self.cmd.ready.eq(~st.active & ~st.pending & ~st.primed)
-        with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += [st.pending.eq(1), cmd.eq(self.cmd.payload)]
-        with m.If(st.pending):
-            m.d.sync += [st.pending.eq(0), st.primed.eq(1), st.any_groups.eq(cmd.groups != 0),
-                         one_group.eq(cmd.groups == 1), st.no_records.eq(cmd.records == 0)]
-        with m.If(st.primed):
-            m.d.sync += [
-                st.primed.eq(0),
-                st.after.eq(2),
-                st.run_bit.eq(C(1, len(st.run_bit)) << cmd.run_log2),
-                # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
-                st.before.eq(cmd.run_log2 == 0),
-                st.run_end.eq(cmd.run_log2 == 0),
-                st.groups.eq(cmd.groups),
-                st.sent.eq(2),
-                st.one_left.eq(one_group),
-            ]
-            m.d.comb += st.next_active.eq(st.any_groups)
-
-    def _next_state(self, m, st):
-        """Serving and padding next cycle, each written out by its own value."""
         # ``serving`` and ``padding`` next cycle, each written out by its own value so that the
         # leaf's READY is in the last LUT, not behind the flags' enables (the feeder spreads
         # between its read engine and its leaf). Serving, a record goes out unless READY is
@@ -245,17 +144,167 @@ class LeafFeeder(Block):
         # excepted): a command or a beat starts it. Padding, each pad ends a run, and the last
         # run's ends the command; otherwise the region's last record starts it unless it ends
         # the last run, or a command of no records does.
-        refills = self.beats.valid & (st.first < st.end)
         m.d.sync += [
-            st.serving.eq(Mux(
-                st.serving,
-                ~self.o.ready | ~(st.run_end & st.one_left) &
-                (~st.ending | refills & ~st.held_last),
-                ~st.padding & Mux(st.primed, st.any_groups & ~st.no_records, st.active) &
-                (st.holding | refills))),
-            st.padding.eq(Mux(
-                st.padding,
-                ~(self.o.ready & st.one_left),
-                Mux(st.primed, st.no_records & st.any_groups,
-                    st.serving & self.o.ready & st.final & ~st.one_left))),
+            serving.eq(Mux(
+                serving,
+                ~self.o.ready | ~(runs.run_end & runs.one_left) &
+                (~beat.ending | beat.refills & ~beat.last_beat),
+                ~padding & Mux(command.start, command.any_groups & ~command.no_records,
+                               active) &
+                (beat.holding | beat.refills))),
+            padding.eq(Mux(
+                padding,
+                ~(self.o.ready & runs.one_left),
+                Mux(command.start, command.no_records & command.any_groups,
+                    serving & self.o.ready & beat.final & ~runs.one_left))),
         ]
+        return m
+
+
+class FeederCommand(wiring.Component):
+    """A feeder's command, held a cycle in a register of its own, then its compares a cycle
+    in flags, before it starts (``start``, with ``run_log2``, ``groups`` and the flags): the
+    controller that sends it sits far from the leaves, so its wires end at flip-flops, and the
+    compares end at flip-flops too, not in the logic behind them. A command is taken while
+    the feeder is not ``active`` and none is ``waiting``."""
+
+    def __init__(self, count_bits):
+        super().__init__({
+            "cmd": In(stream.Signature(feeder_command_layout(count_bits))),
+            "active": In(1),
+            "waiting": Out(1),
+            "start": Out(1),
+            "run_log2": Out(range(count_bits + 1)),
+            "groups": Out(count_bits),
+            "any_groups": Out(1),
+            "one_group": Out(1),
+            "no_records": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        pending = Signal()                       # a command taken: its flags next cycle
+        primed = self.start                      # its flags are ready: it starts
+        cmd = Signal.like(self.cmd.payload)
+        m.d.comb += [self.cmd.ready.eq(~self.active & ~pending & ~primed),
+                     self.waiting.eq(pending | primed),
+                     self.run_log2.eq(cmd.run_log2), self.groups.eq(cmd.groups)]
+        with m.If(self.cmd.valid & self.cmd.ready):
+            m.d.sync += [pending.eq(1), cmd.eq(self.cmd.payload)]
+        with m.If(pending):
+            m.d.sync += [pending.eq(0), primed.eq(1), self.any_groups.eq(cmd.groups != 0),
+                         self.one_group.eq(cmd.groups == 1),
+                         self.no_records.eq(cmd.records == 0)]
+        with m.If(primed):
+            m.d.sync += primed.eq(0)
+        return m
+
+
+class RunCounter(wiring.Component):
+    """Where a command's records are in its runs: ``run_end``, the next record ends its run,
+    and ``one_left``, one run is left to send (the current one), both flags.
+
+    Runs are cut at multiples of L, so the record numbered n (from 1) ends its run when n is a
+    multiple of L, that is when bit log2(L) of the count changed from n - 1 to n: one count of
+    the records (reset by a command, no load multiplexer) and that bit of it a record ago tell
+    the run ends, with no mask of L's bits. The region's last record is the last of the beat
+    marked ``last``, so the count is not compared with the command's. Runs sent are counted the
+    same way, up from a reset, and compared with the command's. What the next record ends is
+    registered as it is counted (flags, not compares behind the counts). ``start`` loads a
+    command; ``record``: a record goes out; ``run_sent``: a run's last record or pad does."""
+
+    def __init__(self, count_bits):
+        super().__init__({
+            "start": In(1),
+            "run_log2": In(range(count_bits + 1)),
+            "groups": In(count_bits),
+            "one_group": In(1),
+            "record": In(1),
+            "run_sent": In(1),
+            "run_end": Out(1),
+            "one_left": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        count_bits = len(self.groups)
+        after = Signal(count_bits + 1)        # the number of the record after the next
+        run_bit = Signal(count_bits + 1)      # one-hot: bit run_log2 (L, one bit set)
+        before = Signal()                     # bit run_log2 of (after - 1)
+        command_runs = Signal(count_bits)     # the command's runs
+        sent = Signal(count_bits + 1)         # runs sent, plus two
+        with m.If(self.record):
+            # (from registers: no carry chain in front of the flags, and the bit picked by
+            # a one-hot mask, an AND-OR tree, not a shifter's chain of multiplexers)
+            bit = (after & run_bit).any()
+            m.d.sync += [after.eq(after + 1), before.eq(bit), self.run_end.eq(bit ^ before)]
+        with m.If(self.run_sent):
+            m.d.sync += [sent.eq(sent + 1), self.one_left.eq(sent == command_runs)]
+        with m.If(self.start):
+            m.d.sync += [
+                after.eq(2),
+                run_bit.eq(C(1, len(run_bit)) << self.run_log2),
+                # (record 1 ends its run when L == 1; bit log2(L) of 1 is set then)
+                before.eq(self.run_log2 == 0),
+                self.run_end.eq(self.run_log2 == 0),
+                command_runs.eq(self.groups),
+                sent.eq(2),
+                self.one_left.eq(self.one_group),
+            ]
+        return m
+
+
+class HeldBeat(wiring.Component):
+    """The beat a feeder reads, held in a register and read a record per cycle (``record``,
+    at the held index) while ``take``; the next beat is taken as the held one's last record
+    goes out. ``ending``: the record is the beat's last; ``final``: the region's last;
+    ``last_beat``: the held beat is the region's last; ``refills``: a beat with records waits
+    at ``beats``."""
+
+    def __init__(self, params, width):
+        self._per_beat = params.data_width // width
+        super().__init__({
+            "beats": In(stream.Signature(BeatLayout(params))),
+            "take": In(1),
+            "record": Out(width),
+            "holding": Out(1),
+            "ending": Out(1),
+            "final": Out(1),
+            "last_beat": Out(1),
+            "refills": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        per_beat, width = self._per_beat, len(self.record)
+        byte_shift = exact_log2(width // 8)
+        beat = self.beats.payload
+        held = Signal(len(beat.data))
+        index = Signal(range(per_beat + 1))   # next record of the held beat
+        stop = Signal(range(per_beat + 1))    # one past its last record
+        ending = self.ending                  # index + 1 == stop, kept as a flag
+        next_holding = Signal()
+        # The record at ``index`` by a multiplexer over whole records (a shift of the beat by
+        # a multiple of the width would cost more LUTs).
+        words = [held.word_select(k, width) for k in range(per_beat)]
+        record = Array(words)[index[:exact_log2(per_beat)]] if per_beat > 1 else words[0]
+        first, end = Signal.like(index), Signal.like(stop)
+        m.d.comb += [
+            self.record.eq(record),
+            self.final.eq(self.last_beat & ending),
+            first.eq(beat.begin >> byte_shift),
+            end.eq(beat.end >> byte_shift),
+            self.refills.eq(self.beats.valid & (first < end)),
+            self.beats.ready.eq(~self.holding | self.take & ending),
+            next_holding.eq(self.holding),
+        ]
+        m.d.sync += self.holding.eq(next_holding)
+        with m.If(self.take):
+            m.d.sync += [index.eq(index + 1), ending.eq(index + 2 == stop)]
+            with m.If(ending):
+                m.d.comb += next_holding.eq(0)
+        with m.If(self.beats.valid & self.beats.ready):
+            m.d.sync += [held.eq(beat.data), index.eq(first), ending.eq(first + 1 == end),
+                         stop.eq(end), self.last_beat.eq(beat.last)]
+            m.d.comb += next_holding.eq(first < end)
+        return m
